@@ -136,7 +136,9 @@ void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
   note();
   return __libc_malloc(size == 0 ? 1 : size);
 }
-void* operator new(std::size_t size, std::align_val_t alignment) { return aligned_new_or_throw(size, alignment); }
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  return aligned_new_or_throw(size, alignment);
+}
 void* operator new[](std::size_t size, std::align_val_t alignment) {
   return aligned_new_or_throw(size, alignment);
 }

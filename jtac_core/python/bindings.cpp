@@ -59,7 +59,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("num_joints", &jtac::Kinematics::num_joints)
       .def(
           "forward",
-          [](const jtac::Kinematics& kin, const Eigen::Ref<const Eigen::VectorXd>& q_rad, const std::string& frame) {
+          [](const jtac::Kinematics& kin, const Eigen::Ref<const Eigen::VectorXd>& q_rad,
+             const std::string& frame) {
             Eigen::Isometry3d T = Eigen::Isometry3d::Identity();
             check(kin.forward(to_joint_vector(q_rad, kin), kin.frame_index(frame), T));
             return Eigen::Matrix4d(T.matrix());
@@ -67,7 +68,8 @@ PYBIND11_MODULE(_native, m) {
           py::arg("q_rad"), py::arg("frame"), "4x4 pose of `frame` in the base frame")
       .def(
           "jacobian",
-          [](const jtac::Kinematics& kin, const Eigen::Ref<const Eigen::VectorXd>& q_rad, const std::string& frame) {
+          [](const jtac::Kinematics& kin, const Eigen::Ref<const Eigen::VectorXd>& q_rad,
+             const std::string& frame) {
             jtac::Jacobian J(6, kin.num_joints());
             check(kin.jacobian(to_joint_vector(q_rad, kin), kin.frame_index(frame), J));
             return Eigen::MatrixXd(J);

@@ -1,6 +1,7 @@
 // The only jtac_core translation unit that includes Pinocchio (see kinematics.hpp for why).
 #include "jtac_core/kinematics.hpp"
 
+#include <cmath>
 #include <pinocchio/algorithm/frames.hpp>
 #include <pinocchio/algorithm/jacobian.hpp>
 #include <pinocchio/algorithm/kinematics.hpp>
@@ -8,7 +9,6 @@
 #include <pinocchio/multibody/data.hpp>
 #include <pinocchio/multibody/model.hpp>
 #include <pinocchio/parsers/urdf.hpp>
-#include <cmath>
 #include <stdexcept>
 
 namespace jtac {

@@ -1,6 +1,7 @@
 """Fixtures for tests over real DDS: an rclpy context, nodes and a spinning executor thread."""
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -47,7 +48,7 @@ def ros():
         rclpy.shutdown(context=context)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def echo_server():
     """Starts test/ros/echo_action_server.py in its own process (real DDS between processes)."""
     proc = subprocess.Popen(
@@ -69,7 +70,7 @@ def echo_server():
         proc.wait()
         pytest.fail(f"echo server did not start: {line}{proc.stdout.read()}")
     yield proc
-    proc.terminate()
+    proc.send_signal(signal.SIGINT)  # rclpy's handler turns it into a clean shutdown
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:

@@ -6,18 +6,16 @@ goal's array sizes, publishes one feedback per trajectory point with the point a
 replies with a result that echoes what it received, so the client can check every field crossed DDS.
 """
 
-import signal
 import sys
 
 import rclpy
 from control_msgs.action import FollowJointTrajectory
+from jtac.action import FollowJointTrajectoryWithAdmittance as Fjta
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectoryPoint
-
-from jtac.action import FollowJointTrajectoryWithAdmittance as Fjta
 
 
 def _check_sizes(goal):
@@ -34,11 +32,21 @@ class EchoServer(Node):
         super().__init__("echo")
         group = ReentrantCallbackGroup()
         self.jtac_server = ActionServer(
-            self, Fjta, "~/follow_joint_trajectory", self.execute_jtac,
-            goal_callback=lambda _: GoalResponse.ACCEPT, callback_group=group)
+            self,
+            Fjta,
+            "~/follow_joint_trajectory",
+            self.execute_jtac,
+            goal_callback=lambda _: GoalResponse.ACCEPT,
+            callback_group=group,
+        )
         self.moveit_server = ActionServer(
-            self, FollowJointTrajectory, "~/follow_joint_trajectory_moveit", self.execute_moveit,
-            goal_callback=lambda _: GoalResponse.ACCEPT, callback_group=group)
+            self,
+            FollowJointTrajectory,
+            "~/follow_joint_trajectory_moveit",
+            self.execute_moveit,
+            goal_callback=lambda _: GoalResponse.ACCEPT,
+            callback_group=group,
+        )
 
     def _feedback(self, handle, action, goal):
         for point in goal.trajectory.points:
@@ -68,7 +76,8 @@ class EchoServer(Node):
             f"frames={','.join(t.end_effector_frame or '-' for t in tips)} "
             f"mass0={list(goal.admittance_parameters.mass)} "
             f"threshold={list(goal.absolute_force_torque_threshold)} "
-            f"settle={goal.goal_time_tolerance.sec}.{goal.goal_time_tolerance.nanosec:09d}")
+            f"settle={goal.goal_time_tolerance.sec}.{goal.goal_time_tolerance.nanosec:09d}"
+        )
         return result
 
     def execute_moveit(self, handle):
@@ -86,7 +95,6 @@ def main():
     node = EchoServer()
     executor = MultiThreadedExecutor(num_threads=2)
     executor.add_node(node)
-    signal.signal(signal.SIGTERM, lambda *_: rclpy.try_shutdown())
     print("READY", flush=True)
     try:
         executor.spin()

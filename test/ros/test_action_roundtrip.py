@@ -10,11 +10,10 @@ import pytest
 from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance
-from rclpy.action import ActionClient
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
 from jtac.action import FollowJointTrajectoryWithAdmittance as Fjta
 from jtac.msg import AdmittanceParameters
+from rclpy.action import ActionClient
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 pytestmark = pytest.mark.ros
 
@@ -26,8 +25,7 @@ TIMEOUT_S = 30.0
 def _trajectory(n_points=3):
     traj = JointTrajectory(joint_names=JOINTS)
     for k in range(n_points):
-        traj.points.append(JointTrajectoryPoint(
-            positions=[0.1 * k] * 7, time_from_start=Duration(sec=k + 1)))
+        traj.points.append(JointTrajectoryPoint(positions=[0.1 * k] * 7, time_from_start=Duration(sec=k + 1)))
     return traj
 
 
@@ -43,7 +41,9 @@ def _send(client, goal):
         box["accepted"] = handle.accepted
         handle.get_result_async().add_done_callback(lambda f: (box.update(result=f.result()), done.set()))
 
-    client.send_goal_async(goal, feedback_callback=lambda m: feedback.append(m.feedback)).add_done_callback(on_goal)
+    client.send_goal_async(goal, feedback_callback=lambda m: feedback.append(m.feedback)).add_done_callback(
+        on_goal
+    )
     assert done.wait(TIMEOUT_S), "no result"
     assert box["accepted"]
     return feedback, box["result"].result
@@ -54,8 +54,12 @@ def test_single_tip_goal_gets_feedback_and_result(ros, echo_server):
     goal = Fjta.Goal(trajectory=_trajectory(3))
     # The public single-tip form: only the first six AdmittanceParameters fields are set.
     goal.admittance_parameters = AdmittanceParameters(
-        mass=[10.0] * 6, stiffness=[500.0] * 6, damping=[140.0] * 6, joint_damping=0.5,
-        selected_axes=[True, True, True, False, False, False])
+        mass=[10.0] * 6,
+        stiffness=[500.0] * 6,
+        damping=[140.0] * 6,
+        joint_damping=0.5,
+        selected_axes=[True, True, True, False, False, False],
+    )
     goal.absolute_force_torque_threshold = [45.0, 45.0, 45.0, 10.0, 10.0, 10.0]
     feedback, result = _send(client, goal)
     assert result.error_code == Fjta.Result.SUCCESSFUL == 0
@@ -94,8 +98,10 @@ def test_bad_goal_result_names_the_field(ros, echo_server):
 def test_moveit_follow_joint_trajectory(ros, echo_server):
     client = ActionClient(ros.node("client"), FollowJointTrajectory, "/echo/follow_joint_trajectory_moveit")
     goal = FollowJointTrajectory.Goal(trajectory=_trajectory(2))
-    goal.path_tolerance = [JointTolerance(name="fr3_joint1", position=0.1),
-                           JointTolerance(name="fr3_joint2", position=-1.0)]
+    goal.path_tolerance = [
+        JointTolerance(name="fr3_joint1", position=0.1),
+        JointTolerance(name="fr3_joint2", position=-1.0),
+    ]
     feedback, result = _send(client, goal)
     assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL
     assert result.error_string == "fr3_joint1:0.1,fr3_joint2:-1.0"

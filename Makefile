@@ -1,0 +1,50 @@
+# jtac — the two commands for a fresh machine are `make demo` and `make test`; each runs the
+# (idempotent) setup first. See README.md.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BUILD := build/py
+PYTEST := $(PY) -m pytest
+CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
+
+.PHONY: setup demo test test-cpp test-py lint format sanitize clean
+
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	$(PY) examples/01_kinematics_and_action_roundtrip.py
+
+# Everything CI runs: lint, C++ tests (incl. malloc_tests), then pytest layer by layer.
+test: setup lint test-cpp test-py
+
+test-cpp:
+	ctest --test-dir $(BUILD) --output-on-failure
+
+test-py:
+	$(PYTEST) test/unit
+	$(PYTEST) test/core
+	$(PYTEST) test/ros
+	$(PYTEST) test/examples
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/clang-format --dry-run -Werror $(CPP_SOURCES)
+	$(PY) -m jtac_py.robots.generate --check
+
+format:
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/clang-format -i $(CPP_SOURCES)
+
+# C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer (malloc_tests excluded: ASan
+# owns malloc).
+sanitize: setup
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug \
+	  -DPython_EXECUTABLE=$(CURDIR)/$(PY) -DJTAC_BUILD_INTERFACES=OFF -DJTAC_SANITIZE=ON
+	cmake --build build/sanitize --parallel
+	ctest --test-dir build/sanitize --output-on-failure
+
+clean:
+	rm -rf build $(VENV)
