@@ -68,9 +68,7 @@ def action_roundtrip(times, positions):
     def execute(handle):
         for point in handle.request.trajectory.points:
             handle.publish_feedback(
-                Fjta.Feedback(
-                    joint_names=handle.request.trajectory.joint_names, desired=point, actual=point
-                )
+                Fjta.Feedback(joint_names=handle.request.trajectory.joint_names, desired=point, actual=point)
             )
         handle.succeed()
         n = len(handle.request.trajectory.points)
@@ -132,7 +130,8 @@ def main():
         print(f"{t:6.2f}  {p[0]:10.4f} {p[1]:8.4f} {p[2]:8.4f}")
     print(f"jtac_core vs MuJoCo kinematics: largest difference {worst:.1e} m")
     n_feedback, result = action_roundtrip(times, positions)
-    print(f"action round trip: {n_feedback} feedback messages, result {result.error_code} ({result.error_message})")
+    code, message = result.error_code, result.error_message
+    print(f"action round trip: {n_feedback} feedback messages, result {code} ({message})")
     ok = worst < 1e-9 and result.error_code == 0 and n_feedback > 0
     print("demo OK" if ok else "demo FAILED")
     return 0 if ok else 1

@@ -83,7 +83,7 @@ step "5/5 C++ libraries, pybind11 module jtac_py._native, C++ tests"
 # Editable install without build isolation: the build must see the pip-installed Pinocchio.
 # The fast path skips pip when the module is installed and CMake finds nothing to rebuild.
 if "$PY" -c "import jtac_py._native" 2>/dev/null && [ -f "$BUILD/py/CMakeCache.txt" ] \
-   && [ -z "$(cmake --build "$BUILD/py" -- -n 2>/dev/null | grep -E '(Building|Linking)')" ]; then
+   && [ -z "$(cmake --build "$BUILD/py" -- -n 2>/dev/null | grep -E '(Building|Linking|Re-running)')" ]; then
   echo "    up to date"
 else
   "$PY" -m pip install $PIP_ARGS -q --no-build-isolation --no-deps -e .
