@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup demo test test-cpp test-py lint format sanitize clean
+.PHONY: setup demo test test-cpp test-py lint format sanitize bench clean
 
 setup:
 	@scripts/setup.sh
@@ -45,6 +45,13 @@ sanitize: setup
 	  -DPython_EXECUTABLE=$(CURDIR)/$(PY) -DJTAC_BUILD_INTERFACES=OFF -DJTAC_SANITIZE=ON
 	cmake --build build/sanitize --parallel
 	ctest --test-dir build/sanitize --output-on-failure
+
+# Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).
+bench: setup
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release \
+	  -DPython_EXECUTABLE=$(CURDIR)/$(PY) -DJTAC_BUILD_INTERFACES=OFF -DJTAC_BUILD_TESTS=OFF -DJTAC_BUILD_BENCH=ON
+	cmake --build build/bench --parallel
+	build/bench/bench/bench_kinematics
 
 clean:
 	rm -rf build $(VENV)
