@@ -41,7 +41,7 @@ format:
 # C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer (malloc_tests excluded: ASan
 # owns malloc).
 sanitize: setup
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug \
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DPython_EXECUTABLE=$(CURDIR)/$(PY) -DJTAC_BUILD_INTERFACES=OFF -DJTAC_SANITIZE=ON
 	cmake --build build/sanitize --parallel
 	ctest --test-dir build/sanitize --output-on-failure
