@@ -88,4 +88,5 @@ def test_result_codes_have_the_action_numbers():
         "ADMITTANCE_ERROR": -6,
         "FORCE_TORQUE_THRESHOLD_EXCEEDED": -7,
         "GOAL_ABORTED_DUE_TO_STITCHING": -8,
+        "INVALID_STATE": -9,
     }

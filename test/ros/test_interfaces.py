@@ -39,7 +39,7 @@ def test_result_codes_match_the_core():
 
     for code in _native.ResultCode.__members__.values():
         assert getattr(Fjta.Result, code.name) == int(code), code.name
-    assert len(_native.ResultCode.__members__) == 9
+    assert len(_native.ResultCode.__members__) == 10
 
 
 def test_admittance_parameters_fields():

@@ -19,6 +19,9 @@ enum class ResultCode : std::int32_t {
   kAdmittanceError = -6,
   kForceTorqueThresholdExceeded = -7,
   kGoalAbortedDueToStitching = -8,
+  /// jtac extension: the controller was deactivated while the goal was pending (action status
+  /// ABORTED). A goal already braking for its own reason keeps that reason instead.
+  kInvalidState = -9,
 };
 
 /// The action constant's name for a code (e.g. "PATH_TOLERANCE_VIOLATED"); real-time safe.
@@ -42,6 +45,8 @@ constexpr std::string_view to_string(ResultCode code) noexcept {
       return "FORCE_TORQUE_THRESHOLD_EXCEEDED";
     case ResultCode::kGoalAbortedDueToStitching:
       return "GOAL_ABORTED_DUE_TO_STITCHING";
+    case ResultCode::kInvalidState:
+      return "INVALID_STATE";
   }
   return "UNKNOWN";
 }

@@ -1,0 +1,254 @@
+// The JTAC trajectory engine: goal intake, the real-time state machine, stops and stitching.
+//
+// Threads. configure(), set_parameters(), submit_goal(), request_cancel() and poll_event() run on
+// the non-real-time side (one thread at a time: they serialise on a mutex that the real-time side
+// never touches). activate(), update() and deactivate() run on the control thread; they are
+// noexcept, allocation-free and lock-free. Goals cross in a preallocated Mailbox, parameters in a
+// LatestValue, events come back through an SpscRing; all taken at the start of a cycle.
+//
+// States: inactive → idle (holding the command) → [waiting for a future start] → executing →
+// [settling] → idle; any of them → stopping (minimum-time brake, stop_trajectory.hpp) → idle.
+// A goal's result event is emitted only once the commanded velocity is zero.
+//
+// Choices where the spec is silent (ros2_controllers' JTC users' expectations):
+//   * Path tolerance compares the nominal reference (trajectory sampled now, without the admittance
+//     offset) with the measured position. A non-finite measurement during motion fails that check:
+//     PATH_TOLERANCE_VIOLATED with the joint, interface and value in the message.
+//   * At the trajectory end, a final point with non-zero velocity is braked from (the result, decided
+//     at the end time, comes after the stop); settling (goal_time_tolerance > 0) holds the final
+//     position at rest.
+//   * A new goal while braking is aborted (INVALID_GOAL, "arm is braking"): MoveIt waits for the
+//     cancel result, which comes only once the arm has stopped.
+//   * A goal stamped in the future holds the current position until then: while idle it waits; while
+//     executing it is stitched at once and must therefore continue the active path at rest
+//     (velocity check), i.e. it is accepted only if the arm is (nearly) still.
+//   * Tolerances: +inf means "no limit" (the ROS adapter maps control_msgs' −1 onto it).
+//   * During a stop the per-cycle joint offset (admittance) is frozen at its last value: the stop
+//     brakes the last command, offset included.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "jtac_core/events.hpp"
+#include "jtac_core/mailbox.hpp"
+#include "jtac_core/result_code.hpp"
+#include "jtac_core/stop_trajectory.hpp"
+#include "jtac_core/time_scaling.hpp"
+#include "jtac_core/trajectory.hpp"
+#include "jtac_core/types.hpp"
+
+namespace jtac {
+
+// ------------------------------------------------------------------------------------ inputs
+
+/// One waypoint as it arrives (goal joint order). Empty velocities/accelerations = not provided.
+struct GoalPoint {
+  double time_from_start_s = 0.0;
+  std::vector<double> positions_rad;
+  std::vector<double> velocities_rad_s;
+  std::vector<double> accelerations_rad_s2;
+};
+
+/// A trajectory goal as it arrives from an adapter (ROS action, Python API). Non-real-time type.
+struct TrajectoryGoal {
+  std::vector<std::string> joint_names;
+  std::vector<GoalPoint> points;
+  /// Controller-clock time at which time_from_start = 0 [s]; 0 = when the controller takes it.
+  double start_time_s = 0.0;
+  /// Per joint in joint_names order [rad]; empty = the parameter defaults; +inf = no limit.
+  std::vector<double> path_tolerance_rad;
+  std::vector<double> goal_tolerance_rad;
+  /// Settling time after the end [s]; 0 = default_goal_time_tolerance.
+  double goal_time_tolerance_s = 0.0;
+};
+
+/// Configure-time structure (read-only parameters).
+struct ControllerConfig {
+  std::vector<std::string> joint_names;
+  /// Joints without a travel limit whose feedback may wrap (must be a subset of joint_names).
+  std::vector<std::string> continuous_joints;
+  int max_trajectory_points = 10000;
+};
+
+/// Run-time parameters, applied atomically at a cycle boundary. Per-joint vectors in controller
+/// joint order.
+struct ControllerParameters {
+  JointVector stop_accelerations_rad_s2 = JointVector::Zero(0);
+  JointVector default_path_tolerance_rad = JointVector::Zero(0);
+  JointVector default_goal_tolerance_rad = JointVector::Zero(0);
+  double default_goal_time_tolerance_s = 0.0;
+  double time_scale_percentage = 100.0;
+  double time_scale_filter_constant_s = 0.1;
+  double start_position_tolerance_rad = 0.05;
+  double start_velocity_tolerance_rad_s = 0.05;
+  double stitch_position_tolerance_rad = 0.01;
+  double stitch_velocity_tolerance_rad_s = 0.05;
+};
+
+/// Per-cycle inputs from other components (the admittance issue's seams).
+struct CycleSeams {
+  /// Added to the position command of every joint [rad]; null = none.
+  const JointVector* joint_offset_rad = nullptr;
+  /// Brake the active goal with this result code (e.g. FORCE_TORQUE_THRESHOLD_EXCEEDED).
+  bool stop_requested = false;
+  ResultCode stop_code = ResultCode::kSuccessful;
+  int stop_index = -1;  ///< axis or joint the reason is about, −1 = none
+  double stop_value = 0.0;
+  double stop_limit = 0.0;
+};
+
+// ------------------------------------------------------------------------------------ outputs
+
+/// What the engine is doing.
+enum class ControllerMode : std::uint8_t { kInactive, kIdle, kWaiting, kExecuting, kSettling, kStopping };
+
+/// Status of one update().
+enum class UpdateStatus : std::uint8_t {
+  kOk,
+  kInactive,        ///< not activated: the output holds the last command
+  kBadInput,        ///< measurement of the wrong size: the output holds the last command
+  kHoldingCommand,  ///< a non-finite command was caught: the last finite one is held
+};
+
+/// Everything one cycle produces. Sized at configure; update() fills it without allocating.
+struct ControllerOutput {
+  JointTrajectoryState command;                  ///< to the hardware: reference + offset
+  JointTrajectoryState reference;                ///< nominal trajectory sample (no offset)
+  JointVector error_rad = JointVector::Zero(0);  ///< reference − measured (shortest for continuous joints)
+  ControllerMode mode = ControllerMode::kInactive;
+  double time_scale = 1.0;         ///< s ∈ [0, 1]
+  double trajectory_time_s = 0.0;  ///< τ of the active trajectory
+  std::uint64_t goal_id = 0;       ///< active goal, 0 = none
+};
+
+/// Result of submit_goal().
+struct SubmitResult {
+  ResultCode code = ResultCode::kSuccessful;
+  std::string message;        ///< names field, joint, index and value on rejection
+  std::uint64_t goal_id = 0;  ///< assigned on acceptance
+  bool busy = false;          ///< the previous goal is still in the mailbox: retry in a cycle
+};
+
+/// A goal converted into controller order and preallocated storage (a mailbox buffer).
+struct PreparedGoal {
+  std::uint64_t goal_id = 0;
+  Trajectory trajectory;
+  JointVector path_tolerance_rad = JointVector::Zero(0);
+  JointVector goal_tolerance_rad = JointVector::Zero(0);
+  double goal_time_tolerance_s = 0.0;
+  double start_time_s = 0.0;  ///< 0 = when taken
+};
+
+/// The trajectory engine.
+class TrajectoryController {
+ public:
+  /// Event ring capacity; events are rare (a few per goal) and drained by the non-RT side.
+  static constexpr std::size_t kEventCapacity = 256;
+
+  /// Claims all memory. Throws std::invalid_argument naming the offending joint or value.
+  void configure(const ControllerConfig& config, const ControllerParameters& parameters);
+
+  /// Checks run-time parameters; returns "" or a message naming the parameter, joint and value.
+  std::string validate_parameters(const ControllerParameters& parameters) const;
+
+  /// Publishes new run-time parameters (validated first); applied at the next cycle boundary.
+  /// Returns "" or the validation message (nothing is applied then).
+  std::string set_parameters(const ControllerParameters& parameters);
+
+  /// Validates and queues a goal. `now_s` is the controller clock for the header-stamp checks.
+  SubmitResult submit_goal(const TrajectoryGoal& goal, double now_s);
+
+  /// Requests the cancellation of goal `goal_id` (active or queued). Any thread.
+  void request_cancel(std::uint64_t goal_id) noexcept {
+    cancel_goal_id_.store(goal_id, std::memory_order_release);
+  }
+
+  /// Next event, if any. Non-real-time side.
+  bool poll_event(Event& event) noexcept { return events_.pop(event); }
+
+  /// Events lost because nobody drained the ring.
+  std::uint64_t dropped_events() const noexcept { return events_.dropped(); }
+
+  /// Starts control; the command reference is set from the measured position at the first
+  /// update(). Real-time safe.
+  void activate() noexcept;
+
+  /// Stops control at once (no stop trajectory): a pending goal ends ABORTED / INVALID_STATE (or
+  /// with the reason it was already braking for); the last command stays. Real-time safe.
+  void deactivate(double time_s) noexcept;
+
+  /// One control cycle. Real-time safe: noexcept, no allocation, no lock, no exception.
+  UpdateStatus update(double time_s, double period_s, const JointVector& position_rad,
+                      const JointVector& velocity_rad_s, const CycleSeams& seams,
+                      ControllerOutput& out) noexcept;
+
+  const std::vector<std::string>& joint_names() const noexcept { return config_.joint_names; }
+  int num_joints() const noexcept { return num_joints_; }
+  bool is_active() const noexcept { return active_.load(std::memory_order_acquire); }
+
+ private:
+  // Real-time helpers.
+  void apply_parameters(const ControllerParameters& p) noexcept;
+  void handle_new_goal(double time_s) noexcept;
+  bool check_candidate(PreparedGoal& goal, double time_s, double tau_s, bool from_motion) noexcept;
+  void start_goal(double time_s, double tau_s) noexcept;
+  void begin_stop(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
+                  double value, double limit) noexcept;
+  void finish_goal(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
+                   double value, double limit) noexcept;
+  void emit(EventType type, EventDetail detail, ResultCode code, std::uint64_t goal_id, int joint,
+            double value, double limit, double time_s) noexcept;
+  bool first_out_of_tolerance(const JointVector& reference, const JointVector& measured,
+                              const JointVector& tolerance, int& joint, double& deviation) const noexcept;
+  void hold(JointTrajectoryState& state) const noexcept;
+
+  ControllerConfig config_;
+  int num_joints_ = 0;
+  std::vector<bool> continuous_;
+
+  // Non-RT side.
+  std::mutex submit_mutex_;
+  std::uint64_t next_goal_id_ = 1;
+  ControllerParameters params_nonrt_;
+
+  // Crossings.
+  Mailbox<PreparedGoal> goals_;
+  LatestValue<ControllerParameters> parameters_;
+  SpscRing<Event, kEventCapacity> events_;
+  std::atomic<std::uint64_t> cancel_goal_id_{0};
+  std::atomic<bool> active_{false};
+
+  // RT state (control thread only).
+  ControllerParameters params_;
+  TimeScaler time_scaler_;
+  double scale_prev_ = 1.0;  // s of the previous cycle
+  ControllerMode mode_ = ControllerMode::kInactive;
+  bool command_initialized_ = false;
+  PreparedGoal* active_goal_ = nullptr;  // points into goals_ (the reader buffer)
+  std::uint64_t active_goal_id_ = 0;
+  double tau_s_ = 0.0;
+  double settle_elapsed_s_ = 0.0;
+  double settle_window_s_ = 0.0;
+  StopTrajectory stop_;
+  double stop_start_s_ = 0.0;
+  JointVector stop_decel_rad_s2_ = JointVector::Zero(0);
+  EventType stop_outcome_ = EventType::kGoalAborted;
+  ResultCode stop_code_ = ResultCode::kSuccessful;
+  EventDetail stop_detail_ = EventDetail::kNone;
+  int stop_joint_ = -1;
+  double stop_value_ = 0.0;
+  double stop_limit_ = 0.0;
+  bool stop_has_goal_ = false;
+  JointTrajectoryState last_command_;  // last emitted (finite) command
+  double last_command_time_s_ = 0.0;   // controller clock of last_command_
+  JointTrajectoryState reference_;     // nominal reference of this cycle
+  JointTrajectoryState hold_;          // position held while idle/waiting
+  JointTrajectoryState scratch_;
+  JointVector last_offset_rad_ = JointVector::Zero(0);
+};
+
+}  // namespace jtac

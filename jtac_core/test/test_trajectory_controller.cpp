@@ -1,0 +1,551 @@
+// The trajectory engine's state machine, driven cycle by cycle with a simulated robot.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "jtac_core/trajectory_controller.hpp"
+
+namespace {
+
+using jtac::ControllerMode;
+using jtac::Event;
+using jtac::EventDetail;
+using jtac::EventType;
+using jtac::ResultCode;
+
+constexpr double kDt = 0.001;       // [s]
+constexpr double kStopAccel = 4.0;  // [rad/s²]
+
+jtac::GoalPoint point(double t, std::vector<double> q, std::vector<double> v = {},
+                      std::vector<double> a = {}) {
+  jtac::GoalPoint p;
+  p.time_from_start_s = t;
+  p.positions_rad = std::move(q);
+  p.velocities_rad_s = std::move(v);
+  p.accelerations_rad_s2 = std::move(a);
+  return p;
+}
+
+class Engine : public ::testing::Test {
+ protected:
+  void SetUp() override { configure({}); }
+
+  void configure(std::vector<std::string> continuous) {
+    jtac::ControllerConfig config;
+    config.joint_names = {"a", "b", "c"};
+    config.continuous_joints = std::move(continuous);
+    config.max_trajectory_points = 100;
+    params_.stop_accelerations_rad_s2 = jtac::JointVector::Constant(3, kStopAccel);
+    params_.default_path_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
+    params_.default_goal_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
+    ctrl_.configure(config, params_);
+    ctrl_.activate();
+    q_ = jtac::JointVector::Zero(3);
+    dq_ = jtac::JointVector::Zero(3);
+    step();  // first cycle: the command reference starts at the measured position
+  }
+
+  // One cycle; the robot is perfect (measured = command) plus `measurement_offset_`.
+  jtac::UpdateStatus step(const jtac::CycleSeams& seams = {}) {
+    t_ += kDt;
+    const auto status = ctrl_.update(t_, kDt, q_, dq_, seams, out_);
+    q_ = out_.command.position_rad + measurement_offset_;
+    dq_ = out_.command.velocity_rad_s;
+    drain();
+    return status;
+  }
+
+  void run(double seconds) {
+    const int n = static_cast<int>(std::lround(seconds / kDt));
+    for (int i = 0; i < n; ++i) {
+      step();
+    }
+  }
+
+  // Runs until an event of `type` for `goal_id` has arrived (or `max_s` passes); returns it.
+  Event run_until(EventType type, std::uint64_t goal_id, double max_s = 20.0) {
+    for (int i = 0; i < static_cast<int>(max_s / kDt); ++i) {
+      for (std::size_t k = 0; k < events_.size(); ++k) {
+        if (events_[k].type == type && events_[k].goal_id == goal_id) {
+          return events_[k];
+        }
+      }
+      step();
+    }
+    ADD_FAILURE() << "no event of type " << static_cast<int>(type) << " for goal " << goal_id;
+    return {};
+  }
+
+  void drain() {
+    Event e;
+    while (ctrl_.poll_event(e)) {
+      events_.push_back(e);
+    }
+  }
+
+  const Event* find(EventType type, std::uint64_t goal_id) const {
+    for (const auto& e : events_) {
+      if (e.type == type && e.goal_id == goal_id) {
+        return &e;
+      }
+    }
+    return nullptr;
+  }
+
+  std::uint64_t submit(const jtac::TrajectoryGoal& goal) {
+    const jtac::SubmitResult r = ctrl_.submit_goal(goal, t_);
+    EXPECT_EQ(r.code, ResultCode::kSuccessful) << r.message;
+    EXPECT_FALSE(r.busy);
+    return r.goal_id;
+  }
+
+  // A rest-to-rest move of every joint by `delta` over `duration` seconds (quintic points).
+  jtac::TrajectoryGoal move(double delta, double duration) const {
+    jtac::TrajectoryGoal goal;
+    goal.joint_names = {"a", "b", "c"};
+    const jtac::JointVector q0 = out_.reference.position_rad;
+    for (int k = 1; k <= 4; ++k) {
+      const double s = k / 4.0;
+      const double blend = 10 * std::pow(s, 3) - 15 * std::pow(s, 4) + 6 * std::pow(s, 5);
+      const double dblend = (30 * std::pow(s, 2) - 60 * std::pow(s, 3) + 30 * std::pow(s, 4)) / duration;
+      const double ddblend = (60 * s - 180 * std::pow(s, 2) + 120 * std::pow(s, 3)) / (duration * duration);
+      goal.points.push_back(point(s * duration,
+                                  {q0[0] + delta * blend, q0[1] + delta * blend, q0[2] + delta * blend},
+                                  {delta * dblend, delta * dblend, delta * dblend},
+                                  {delta * ddblend, delta * ddblend, delta * ddblend}));
+    }
+    return goal;
+  }
+
+  jtac::TrajectoryController ctrl_;
+  jtac::ControllerParameters params_;
+  jtac::ControllerOutput out_;
+  jtac::JointVector q_;
+  jtac::JointVector dq_;
+  jtac::JointVector measurement_offset_ = jtac::JointVector::Zero(3);
+  std::vector<Event> events_;
+  double t_ = 100.0;  // [s] controller clock
+};
+
+TEST_F(Engine, HoldsTheMeasuredPositionAfterActivation) {
+  jtac::TrajectoryController ctrl;
+  jtac::ControllerConfig config;
+  config.joint_names = {"a", "b", "c"};
+  ctrl.configure(config, params_);
+  ctrl.activate();
+  jtac::JointVector q(3);
+  q << 0.3, -1.2, 2.0;
+  jtac::ControllerOutput out;
+  ASSERT_EQ(ctrl.update(1.0, kDt, q, jtac::JointVector::Zero(3), {}, out), jtac::UpdateStatus::kOk);
+  EXPECT_EQ(out.mode, ControllerMode::kIdle);
+  EXPECT_EQ(out.command.position_rad, q);
+  EXPECT_EQ(out.command.velocity_rad_s, jtac::JointVector::Zero(3));
+}
+
+TEST_F(Engine, TracksAQuinticGoalThroughEveryWaypointAndSucceedsAtRest) {
+  const auto goal = move(0.5, 1.0);
+  const double t0 = t_ + kDt;  // taken (time_from_start = 0) at the next cycle
+  const auto id = submit(goal);
+  double max_error = 0.0;
+  for (int i = 0; i < 1000; ++i) {
+    step();
+    const double tau = t_ - t0;
+    for (const auto& p : goal.points) {  // the command passes each waypoint at its time
+      if (std::abs(tau - p.time_from_start_s) < 1e-9) {
+        max_error = std::max(max_error, std::abs(out_.command.position_rad[0] - p.positions_rad[0]));
+      }
+    }
+  }
+  EXPECT_LT(max_error, 1e-9);
+  const Event done = run_until(EventType::kGoalSucceeded, id, 0.1);
+  EXPECT_EQ(done.code, ResultCode::kSuccessful);
+  EXPECT_NEAR(out_.command.position_rad[2], 0.5, 1e-9);
+  EXPECT_EQ(out_.command.velocity_rad_s.norm(), 0.0);
+  ASSERT_NE(find(EventType::kGoalStarted, id), nullptr);
+  EXPECT_EQ(out_.mode, ControllerMode::kIdle);
+}
+
+TEST_F(Engine, PathToleranceBrakesWithinStopAccelerationsThenAborts) {
+  const auto id = submit(move(1.0, 1.0));
+  run(0.5);  // mid-motion: peak velocity 1.875 rad/s
+  const double v0 = out_.command.velocity_rad_s[1];
+  ASSERT_GT(v0, 1.5);
+  measurement_offset_[1] = 0.08;  // the robot falls behind on joint b
+  double max_decel = 0.0;
+  double v_prev = out_.command.velocity_rad_s[1];
+  const double t_violation = t_ + kDt;
+  const Event* stop = nullptr;
+  while (stop == nullptr || out_.command.velocity_rad_s.norm() > 0.0) {
+    step();
+    max_decel = std::max(max_decel, std::abs(out_.command.velocity_rad_s[1] - v_prev) / kDt);
+    v_prev = out_.command.velocity_rad_s[1];
+    stop = find(EventType::kStopStarted, id);
+    ASSERT_LT(t_ - t_violation, 2.0);
+  }
+  EXPECT_EQ(stop->detail, EventDetail::kPathTolerance);
+  EXPECT_EQ(stop->joint, 1);
+  EXPECT_NEAR(stop->value, v0 / kStopAccel, 0.01);  // a stop event carries its duration
+  EXPECT_DOUBLE_EQ(stop->limit, 0.05);
+  EXPECT_LE(max_decel, kStopAccel + 1e-6);  // never a cut to zero
+  // Minimum time: v0 / a, within a cycle.
+  EXPECT_NEAR(t_ - t_violation, v0 / kStopAccel, 2 * kDt);
+  const Event result = run_until(EventType::kGoalAborted, id, 0.01);
+  EXPECT_EQ(result.code, ResultCode::kPathToleranceViolated);
+  // The measurement lags the reference by the offset minus one cycle of motion.
+  EXPECT_NEAR(result.value, 0.08 - v0 * kDt, 1e-3);
+  EXPECT_NE(jtac::describe(result, ctrl_.joint_names()).find("joint 'b' deviates 0.078"), std::string::npos)
+      << jtac::describe(result, ctrl_.joint_names());
+}
+
+TEST_F(Engine, GoalToleranceIsCheckedOnceAtTheEndWithoutSettlingTime) {
+  auto goal = move(0.3, 0.5);
+  goal.goal_tolerance_rad = {0.01, 0.01, 0.01};
+  const auto id = submit(goal);
+  run(0.45);
+  measurement_offset_[2] = -0.02;  // inside the path tolerance, outside the goal tolerance
+  const Event result = run_until(EventType::kGoalAborted, id, 0.2);
+  EXPECT_EQ(result.code, ResultCode::kGoalToleranceViolated);
+  EXPECT_EQ(result.joint, 2);
+  EXPECT_NEAR(result.value, 0.02, 1e-6);
+}
+
+TEST_F(Engine, SettlingSucceedsAsSoonAsTheArmIsInsideTheGoalTolerance) {
+  auto goal = move(0.3, 0.5);
+  goal.goal_tolerance_rad = {0.01, 0.01, 0.01};
+  goal.goal_time_tolerance_s = 0.5;
+  const auto id = submit(goal);
+  run(0.45);
+  measurement_offset_[0] = 0.03;
+  run(0.1);  // past the end: settling
+  EXPECT_EQ(out_.mode, ControllerMode::kSettling);
+  EXPECT_EQ(find(EventType::kGoalAborted, id), nullptr);
+  measurement_offset_[0] = 0.005;  // the robot catches up
+  const double t_caught_up = t_;
+  const Event result = run_until(EventType::kGoalSucceeded, id, 0.1);
+  EXPECT_LE(result.time_s - t_caught_up, 2 * kDt + 1e-9);
+}
+
+TEST_F(Engine, SettlingRunsOutWithGoalToleranceViolatedAndStretchesWithTheTimeScale) {
+  for (const double percent : {100.0, 50.0}) {
+    params_.time_scale_percentage = percent;
+    ASSERT_EQ(ctrl_.set_parameters(params_), "");
+    run(2.0);  // let the filter reach the new scale
+    measurement_offset_.setZero();
+    auto goal = move(0.2, 0.4);
+    goal.goal_tolerance_rad = {0.01, 0.01, 0.01};
+    goal.goal_time_tolerance_s = 0.3;
+    const auto id = submit(goal);
+    const double t_submit = t_;
+    double t_end = 0.0;
+    while (out_.mode != ControllerMode::kSettling) {
+      measurement_offset_[1] = out_.trajectory_time_s > 0.35 ? 0.02 : 0.0;
+      step();
+      t_end = t_;
+      ASSERT_LT(t_end - t_submit, 5.0);
+    }
+    const Event result = run_until(EventType::kGoalAborted, id, 2.0);
+    EXPECT_EQ(result.code, ResultCode::kGoalToleranceViolated);
+    EXPECT_NEAR(result.time_s - t_end, 0.3 * 100.0 / percent, 3 * kDt) << percent << " %";
+  }
+}
+
+TEST_F(Engine, CancelBrakesAndReportsCanceledAtRest) {
+  const auto id = submit(move(1.0, 1.0));
+  run(0.4);
+  ctrl_.request_cancel(id);
+  step();
+  ASSERT_NE(find(EventType::kStopStarted, id), nullptr);
+  EXPECT_EQ(find(EventType::kGoalCanceled, id), nullptr);  // not before the arm is at rest
+  const Event result = run_until(EventType::kGoalCanceled, id, 2.0);
+  EXPECT_EQ(out_.command.velocity_rad_s.norm(), 0.0);
+  EXPECT_EQ(result.detail, EventDetail::kCanceled);
+}
+
+TEST_F(Engine, StitchesAGoalPlannedFromTheActivePathWithoutABump) {
+  const auto first = submit(move(1.0, 2.0));
+  run(0.7);
+  // The second goal continues from the reference one cycle ahead (what a planner would send).
+  jtac::TrajectoryGoal second;
+  second.joint_names = {"c", "a", "b"};  // any order
+  const double v = out_.reference.velocity_rad_s[0];
+  const double q_next = out_.reference.position_rad[0] + v * kDt;
+  second.points.push_back(point(kDt, {q_next, q_next, q_next}, {v, v, v}));
+  second.points.push_back(point(1.0, {q_next + 0.3, q_next + 0.3, q_next + 0.3}, {0, 0, 0}));
+  const jtac::JointVector q_before = out_.command.position_rad;
+  const jtac::JointVector v_before = out_.command.velocity_rad_s;
+  const auto id = submit(second);
+  step();
+  EXPECT_LT((out_.command.position_rad - q_before).cwiseAbs().maxCoeff(), 2.0 * kDt * std::abs(v) + 1e-9);
+  EXPECT_LT((out_.command.velocity_rad_s - v_before).cwiseAbs().maxCoeff(), 0.05);
+  const Event* replaced = find(EventType::kGoalAborted, first);
+  ASSERT_NE(replaced, nullptr);
+  EXPECT_EQ(replaced->code, ResultCode::kGoalAbortedDueToStitching);
+  EXPECT_EQ(out_.goal_id, id);
+  run_until(EventType::kGoalSucceeded, id, 2.0);
+}
+
+TEST_F(Engine, ADiscontinuousStitchIsRejectedAndTheActiveGoalContinues) {
+  const auto first = submit(move(1.0, 1.0));
+  run(0.3);
+  jtac::TrajectoryGoal jump;
+  jump.joint_names = {"a", "b", "c"};
+  jump.points.push_back(point(0.0, {-0.5, -0.5, -0.5}));
+  jump.points.push_back(point(1.0, {0.0, 0.0, 0.0}));
+  const auto id = submit(jump);
+  step();
+  const Event* rejected = find(EventType::kGoalAborted, id);
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(rejected->detail, EventDetail::kStitchPositionJump);
+  EXPECT_EQ(rejected->joint, 0);
+  EXPECT_GT(rejected->value, 0.5);
+  EXPECT_EQ(out_.goal_id, first);
+  run_until(EventType::kGoalSucceeded, first, 1.0);
+}
+
+TEST_F(Engine, AGoalDuringSettlingIsAbortedAndTheActiveOneStopped) {
+  auto goal = move(0.2, 0.3);
+  goal.goal_tolerance_rad = {0.01, 0.01, 0.01};
+  goal.goal_time_tolerance_s = 1.0;
+  const auto first = submit(goal);
+  run(0.25);
+  measurement_offset_[0] = 0.03;
+  run(0.1);
+  ASSERT_EQ(out_.mode, ControllerMode::kSettling);
+  const auto second = submit(move(0.1, 0.5));
+  step();
+  const Event* rejected = find(EventType::kGoalAborted, second);
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->detail, EventDetail::kGoalDuringSettling);
+  const Event result = run_until(EventType::kGoalAborted, first, 0.1);
+  EXPECT_EQ(result.code, ResultCode::kGoalAbortedDueToStitching);
+}
+
+TEST_F(Engine, AGoalWhileBrakingIsAbortedWithTheReason) {
+  const auto first = submit(move(1.0, 1.0));
+  run(0.5);
+  ctrl_.request_cancel(first);
+  step();
+  ASSERT_EQ(out_.mode, ControllerMode::kStopping);
+  const auto second = submit(move(0.1, 1.0));
+  step();
+  const Event* rejected = find(EventType::kGoalAborted, second);
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(rejected->detail, EventDetail::kArrivedWhileBraking);
+  run_until(EventType::kGoalCanceled, first, 2.0);
+}
+
+TEST_F(Engine, DeactivationAbortsAtOnceAndLeavesTheLastSetpoint) {
+  const auto id = submit(move(1.0, 1.0));
+  run(0.5);
+  const jtac::JointVector last = out_.command.position_rad;
+  ctrl_.deactivate(t_);
+  drain();
+  const Event* aborted = find(EventType::kGoalAborted, id);
+  ASSERT_NE(aborted, nullptr);
+  EXPECT_EQ(aborted->code, ResultCode::kInvalidState);
+  EXPECT_EQ(ctrl_.update(t_ + kDt, kDt, q_, dq_, {}, out_), jtac::UpdateStatus::kInactive);
+  EXPECT_EQ(out_.command.position_rad, last);
+  EXPECT_EQ(ctrl_.submit_goal(move(0.1, 1.0), t_).code, ResultCode::kInvalidState);
+}
+
+TEST_F(Engine, DeactivationWhileBrakingKeepsTheStopsOwnReason) {
+  const auto id = submit(move(1.0, 1.0));
+  run(0.5);
+  measurement_offset_[0] = 0.1;
+  step();
+  step();  // the lagging measurement arrives one cycle later
+  ASSERT_EQ(out_.mode, ControllerMode::kStopping);
+  ctrl_.deactivate(t_);
+  drain();
+  const Event* aborted = find(EventType::kGoalAborted, id);
+  ASSERT_NE(aborted, nullptr);
+  EXPECT_EQ(aborted->code, ResultCode::kPathToleranceViolated);
+}
+
+TEST_F(Engine, NonFiniteMeasurementDuringMotionBrakesAndNamesJointAndInterface) {
+  const auto id = submit(move(1.0, 1.0));
+  run(0.3);
+  dq_[2] = std::numeric_limits<double>::quiet_NaN();
+  t_ += kDt;
+  ctrl_.update(t_, kDt, q_, dq_, {}, out_);
+  drain();
+  const Event* stop = find(EventType::kStopStarted, id);
+  ASSERT_NE(stop, nullptr);
+  EXPECT_EQ(stop->detail, EventDetail::kNonFiniteMeasuredVelocity);
+  EXPECT_EQ(stop->joint, 2);
+  EXPECT_TRUE(out_.command.position_rad.allFinite());
+  q_ = out_.command.position_rad;
+  dq_ = out_.command.velocity_rad_s;
+  const Event result = run_until(EventType::kGoalAborted, id, 2.0);
+  EXPECT_EQ(result.code, ResultCode::kPathToleranceViolated);
+  EXPECT_NE(jtac::describe(result, ctrl_.joint_names()).find("measured velocity of joint 'c' is nan"),
+            std::string::npos);
+}
+
+TEST_F(Engine, NonFiniteJointOffsetIsAnAdmittanceErrorAndNeverReachesTheCommand) {
+  const auto id = submit(move(1.0, 1.0));
+  run(0.3);
+  jtac::JointVector offset = jtac::JointVector::Zero(3);
+  offset[1] = std::numeric_limits<double>::infinity();
+  jtac::CycleSeams seams;
+  seams.joint_offset_rad = &offset;
+  step(seams);
+  EXPECT_TRUE(out_.command.position_rad.allFinite());
+  const Event* stop = find(EventType::kStopStarted, id);
+  ASSERT_NE(stop, nullptr);
+  EXPECT_EQ(stop->code, ResultCode::kAdmittanceError);
+  EXPECT_EQ(stop->joint, 1);
+  run_until(EventType::kGoalAborted, id, 2.0);
+}
+
+TEST_F(Engine, AnExternalStopRequestBrakesWithItsCode) {
+  const auto id = submit(move(1.0, 1.0));
+  run(0.3);
+  jtac::CycleSeams seams;
+  seams.stop_requested = true;
+  seams.stop_code = ResultCode::kForceTorqueThresholdExceeded;
+  seams.stop_index = 2;
+  seams.stop_value = 51.0;
+  seams.stop_limit = 45.0;
+  step(seams);
+  const Event result = run_until(EventType::kGoalAborted, id, 2.0);
+  EXPECT_EQ(result.code, ResultCode::kForceTorqueThresholdExceeded);
+  EXPECT_DOUBLE_EQ(result.value, 51.0);
+}
+
+TEST_F(Engine, TimeScaleZeroHoldsStillAndHalfSpeedTakesTwiceAsLong) {
+  params_.time_scale_percentage = 0.0;
+  ctrl_.set_parameters(params_);
+  run(3.0);  // 180 %/s, then the lag's tail down to the 1e-6 % snap
+  const auto id = submit(move(0.5, 5.0));
+  run(1.0);
+  EXPECT_EQ(out_.trajectory_time_s, 0.0);
+  EXPECT_NEAR(out_.command.position_rad[0], 0.0, 1e-12);
+  params_.time_scale_percentage = 50.0;
+  ctrl_.set_parameters(params_);
+  run(2.0);  // the lag (0.1 s constant, 180 %/s) has long settled
+  const double tau_before = out_.trajectory_time_s;
+  run(0.1);
+  EXPECT_NEAR(out_.trajectory_time_s - tau_before, 0.05, 1e-6);
+  EXPECT_NEAR(out_.time_scale, 0.5, 1e-6);
+  run_until(EventType::kGoalSucceeded, id, 11.0);
+}
+
+TEST_F(Engine, ScaledReferenceDerivativesStayConsistentWhileTheScaleRamps) {
+  // v = dq/dτ·s and a = d²q/dτ²·s² + dq/dτ·ṡ must be the real time derivatives of the reference,
+  // also while s changes (JTC leaves them unscaled).
+  submit(move(1.0, 4.0));
+  run(1.0);
+  params_.time_scale_percentage = 30.0;
+  ctrl_.set_parameters(params_);
+  double worst_v = 0.0;
+  double worst_a = 0.0;
+  int smooth_cycles = 0;
+  jtac::JointTrajectoryState prev = out_.reference;
+  double s_prev = out_.time_scale;
+  double sdot_prev = 0.0;
+  for (int i = 0; i < 1500; ++i) {  // the ramp 100 → 30 % and the lag's tail
+    step();
+    // Trapezoidal rule: over one cycle, Δq ≈ dt·(v_prev + v)/2 and Δv ≈ dt·(a_prev + a)/2.
+    const double v_fd = (out_.reference.position_rad[0] - prev.position_rad[0]) / kDt;
+    worst_v =
+        std::max(worst_v, std::abs(v_fd - 0.5 * (out_.reference.velocity_rad_s[0] + prev.velocity_rad_s[0])));
+    // ṡ steps where the rate limit engages or releases; compare accelerations only where it is smooth.
+    const double sdot = (out_.time_scale - s_prev) / kDt;
+    if (std::abs(sdot - sdot_prev) < 0.05) {
+      const double a_fd = (out_.reference.velocity_rad_s[0] - prev.velocity_rad_s[0]) / kDt;
+      worst_a = std::max(worst_a, std::abs(a_fd - 0.5 * (out_.reference.acceleration_rad_s2[0] +
+                                                         prev.acceleration_rad_s2[0])));
+      ++smooth_cycles;
+    }
+    prev = out_.reference;
+    s_prev = out_.time_scale;
+    sdot_prev = sdot;
+  }
+  EXPECT_GT(smooth_cycles, 1400);
+  EXPECT_LT(worst_v, 1e-4);  // [rad/s]
+  EXPECT_LT(worst_a, 1e-2);  // [rad/s²]
+  EXPECT_NEAR(out_.time_scale, 0.3, 1e-6);
+}
+
+TEST_F(Engine, AFutureStartWaitsHoldingThenExecutes) {
+  auto goal = move(0.2, 0.5);
+  goal.start_time_s = t_ + 0.3;
+  const auto id = submit(goal);
+  run(0.2);
+  EXPECT_EQ(out_.mode, ControllerMode::kWaiting);
+  EXPECT_EQ(out_.command.position_rad[0], 0.0);
+  const Event done = run_until(EventType::kGoalSucceeded, id, 1.0);
+  EXPECT_NEAR(done.time_s, goal.start_time_s + 0.5, 2 * kDt);
+}
+
+TEST_F(Engine, AGoalStartingAwayFromTheCommandIsRejectedNamingTheJump) {
+  jtac::TrajectoryGoal goal;
+  goal.joint_names = {"a", "b", "c"};
+  goal.points.push_back(point(0.0, {0.0, 0.2, 0.0}));
+  goal.points.push_back(point(1.0, {0.0, 0.3, 0.0}));
+  const auto id = submit(goal);
+  step();
+  const Event* rejected = find(EventType::kGoalAborted, id);
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->detail, EventDetail::kStartPositionJump);
+  EXPECT_EQ(jtac::describe(*rejected, ctrl_.joint_names()),
+            "trajectory does not start at the current command: joint 'b' jumps 0.2 rad (tolerance 0.05 rad)");
+}
+
+TEST_F(Engine, ContinuousJointsUseShortestDifferencesAndOneWholeTurnOffsetPerGoal) {
+  configure({"c"});
+  // The planner writes joint c three turns away; the command must stay in its own branch.
+  jtac::TrajectoryGoal goal;
+  goal.joint_names = {"a", "b", "c"};
+  const double turns = 6.0 * std::numbers::pi;
+  goal.points.push_back(point(0.5, {0.0, 0.0, turns + 0.3}, {0, 0, 0}));
+  const auto id = submit(goal);
+  double max_step = 0.0;
+  double prev = out_.command.position_rad[2];
+  for (int i = 0; i < 400; ++i) {
+    // Feedback wraps into [-pi, pi): no false full-turn tracking error.
+    step();
+    q_[2] = std::remainder(q_[2] + 2.0 * std::numbers::pi, 2.0 * std::numbers::pi);
+    max_step = std::max(max_step, std::abs(out_.command.position_rad[2] - prev));
+    prev = out_.command.position_rad[2];
+  }
+  EXPECT_LT(max_step, 0.01);
+  const Event done = run_until(EventType::kGoalSucceeded, id, 1.0);
+  EXPECT_EQ(done.code, ResultCode::kSuccessful);
+  EXPECT_NEAR(out_.command.position_rad[2], 0.3, 1e-9);
+}
+
+TEST_F(Engine, IntakeRejectionsNameFieldJointIndexAndValue) {
+  jtac::TrajectoryGoal goal = move(0.1, 1.0);
+  goal.joint_names[1] = "elbow";
+  auto r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidJoints);
+  EXPECT_EQ(r.message, "trajectory.joint_names[1] = 'elbow' is not a joint of this controller");
+  goal = move(0.1, 1.0);
+  goal.points[2].velocities_rad_s[1] = std::numeric_limits<double>::quiet_NaN();
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(r.message, "trajectory.points[2].velocities[1] (joint 'b') is nan");
+  goal = move(0.1, 1.0);
+  goal.start_time_s = t_ - 5.0;
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kOldHeaderTimestamp);
+}
+
+TEST_F(Engine, ParametersAreValidatedWithNamesAndAppliedAtACycleBoundary) {
+  auto bad = params_;
+  bad.stop_accelerations_rad_s2[2] = -1.0;
+  EXPECT_EQ(ctrl_.set_parameters(bad), "stop_accelerations[2] (joint 'c') = -1: must be > 0 and finite");
+  bad = params_;
+  bad.time_scale_percentage = 120.0;
+  EXPECT_EQ(ctrl_.set_parameters(bad), "time_scale_percentage = 120: must be in [0, 100]");
+}
+
+}  // namespace
