@@ -88,7 +88,7 @@ void TrajectoryController::configure(const ControllerConfig& config, const Contr
   time_scaler_.set_filter_constant(parameters.time_scale_filter_constant_s);
   time_scaler_.reset(parameters.time_scale_percentage);
   scale_prev_ = time_scaler_.current().scale;
-  for (auto* state : {&last_command_, &reference_, &hold_, &scratch_}) {
+  for (auto* state : {&last_command_, &reference_, &hold_, &scratch_, &path_now_}) {
     state->set_zero(num_joints_);
   }
   last_offset_rad_.setZero(num_joints_);
@@ -417,7 +417,7 @@ bool TrajectoryController::first_out_of_tolerance(const JointVector& reference, 
 bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, double tau_s,
                                            bool from_motion) noexcept {
   Trajectory& traj = goal.trajectory;
-  const double scale = time_scaler_.current().scale;
+  const double scale = time_scaler_.current().scale;  // already updated for this cycle
   // Whole-turn alignment of continuous joints to the active path (one offset per goal).
   if (tau_s >= traj.time_from_start(0)) {
     traj.sample(tau_s, scratch_);
@@ -427,19 +427,19 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
       continue;
     }
     const double p = tau_s >= traj.time_from_start(0) ? scratch_.position_rad[j] : traj.position(0, j);
-    const double offset = whole_turn_offset(reference_.position_rad[j], p);
+    const double offset = whole_turn_offset(path_now_.position_rad[j], p);
     if (offset != 0.0) {
       traj.offset_joint(j, offset);
     }
   }
   // The segment before the first point starts from the active path's state at the stitch time, in
   // trajectory-time derivatives (the reference's are scaled by s). A future start holds at rest.
-  scratch_.position_rad = reference_.position_rad;
+  scratch_.position_rad = path_now_.position_rad;
   if (tau_s < 0.0 || !(scale > 0.0)) {
     scratch_.velocity_rad_s.setZero(num_joints_);
     scratch_.acceleration_rad_s2.setZero(num_joints_);
   } else {
-    scratch_.velocity_rad_s = reference_.velocity_rad_s / scale;
+    scratch_.velocity_rad_s = path_now_.velocity_rad_s / scale;
     scratch_.acceleration_rad_s2.setZero(num_joints_);
   }
   traj.set_start_state(scratch_, tau_s > 0.0 ? tau_s : 0.0);
@@ -450,7 +450,7 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
   const double vel_tol =
       from_motion ? params_.stitch_velocity_tolerance_rad_s : params_.start_velocity_tolerance_rad_s;
   for (int j = 0; j < num_joints_; ++j) {
-    const double dq = std::abs(scratch_.position_rad[j] - reference_.position_rad[j]);
+    const double dq = std::abs(scratch_.position_rad[j] - path_now_.position_rad[j]);
     if (!(dq <= pos_tol)) {
       emit(EventType::kGoalAborted,
            from_motion ? EventDetail::kStitchPositionJump : EventDetail::kStartPositionJump,
@@ -459,7 +459,7 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
     }
   }
   for (int j = 0; j < num_joints_; ++j) {
-    const double dv = std::abs(scratch_.velocity_rad_s[j] * scale - reference_.velocity_rad_s[j]);
+    const double dv = std::abs(scratch_.velocity_rad_s[j] * scale - path_now_.velocity_rad_s[j]);
     if (!(dv <= vel_tol)) {
       emit(EventType::kGoalAborted,
            from_motion ? EventDetail::kStitchVelocityJump : EventDetail::kStartVelocityJump,
@@ -470,10 +470,20 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
   return true;
 }
 
-void TrajectoryController::handle_new_goal(double time_s) noexcept {
+void TrajectoryController::handle_new_goal(double time_s, double period_s, double scale_mid) noexcept {
   PreparedGoal* goal = goals_.peek();
   if (goal == nullptr) {
     return;
+  }
+  // The active path at this cycle's time: what the reference would be without the new goal.
+  if (mode_ == ControllerMode::kExecuting && active_goal_ != nullptr) {
+    const TimeScale ts = time_scaler_.current();
+    active_goal_->trajectory.sample(tau_s_ + period_s * scale_mid, path_now_);
+    path_now_.acceleration_rad_s2 = path_now_.acceleration_rad_s2 * (ts.scale * ts.scale) +
+                                    path_now_.velocity_rad_s * ts.scale_rate_per_s;
+    path_now_.velocity_rad_s *= ts.scale;
+  } else {
+    hold(path_now_);
   }
   const std::uint64_t id = goal->goal_id;
   if (cancel_goal_id_.load(std::memory_order_acquire) == id) {
@@ -524,7 +534,7 @@ void TrajectoryController::handle_new_goal(double time_s) noexcept {
   settle_elapsed_s_ = 0.0;
   settle_window_s_ = active_goal_->goal_time_tolerance_s;
   if (tau_s < 0.0) {
-    hold_.position_rad = reference_.position_rad;
+    hold_.position_rad = path_now_.position_rad;
     mode_ = ControllerMode::kWaiting;
   } else {
     mode_ = ControllerMode::kExecuting;
@@ -611,7 +621,7 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
 
   // ---- phase A: requests that change the mode
   const std::uint64_t goal_before = active_goal_id_;
-  handle_new_goal(time_s);
+  handle_new_goal(time_s, period_s, scale_mid);
   const bool taken_this_cycle = active_goal_id_ != goal_before;
   const std::uint64_t cancel_id = cancel_goal_id_.load(std::memory_order_acquire);
   if (cancel_id != 0 && cancel_id == active_goal_id_ && in_motion_mode(mode_)) {

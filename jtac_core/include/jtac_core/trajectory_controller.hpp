@@ -193,7 +193,7 @@ class TrajectoryController {
  private:
   // Real-time helpers.
   void apply_parameters(const ControllerParameters& p) noexcept;
-  void handle_new_goal(double time_s) noexcept;
+  void handle_new_goal(double time_s, double period_s, double scale_mid) noexcept;
   bool check_candidate(PreparedGoal& goal, double time_s, double tau_s, bool from_motion) noexcept;
   void start_goal(double time_s, double tau_s) noexcept;
   void begin_stop(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
@@ -248,6 +248,7 @@ class TrajectoryController {
   JointTrajectoryState reference_;     // nominal reference of this cycle
   JointTrajectoryState hold_;          // position held while idle/waiting
   JointTrajectoryState scratch_;
+  JointTrajectoryState path_now_;  // the active path at this cycle's time (stitch checks)
   JointVector last_offset_rad_ = JointVector::Zero(0);
 };
 
