@@ -52,6 +52,7 @@ bench: setup
 	  -DPython_EXECUTABLE=$(CURDIR)/$(PY) -DJTAC_BUILD_INTERFACES=OFF -DJTAC_BUILD_TESTS=OFF -DJTAC_BUILD_BENCH=ON
 	cmake --build build/bench --parallel
 	build/bench/bench/bench_kinematics
+	build/bench/bench/bench_trajectory_update
 
 clean:
 	rm -rf build $(VENV)

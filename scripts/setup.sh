@@ -21,8 +21,8 @@ T_ALL=$(now_ms)
 step() { STEP="$1"; T0=$(now_ms); echo "=== [$(date +%T)] $STEP"; }
 done_step() { printf '=== %-62s %6s s\n' "$STEP" "$(seconds_since "$T0")"; }
 
-step "1/5 Debian packages (googletest)"
-DEB_PACKAGES=(libgtest-dev libgmock-dev)
+step "1/5 Debian packages (googletest, valgrind)"
+DEB_PACKAGES=(libgtest-dev libgmock-dev valgrind)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,7 +14,16 @@ std::string number(double v) {
 
 }  // namespace
 
+static std::string describe_reason(const Event& e, const std::vector<std::string>& joint_names);
+
 std::string describe(const Event& e, const std::vector<std::string>& joint_names) {
+  if (e.type == EventType::kStopStarted) {
+    return "braking to a stop in " + number(e.stop_duration_s) + " s: " + describe_reason(e, joint_names);
+  }
+  return describe_reason(e, joint_names);
+}
+
+static std::string describe_reason(const Event& e, const std::vector<std::string>& joint_names) {
   const std::string joint = (e.joint >= 0 && static_cast<std::size_t>(e.joint) < joint_names.size())
                                 ? "joint '" + joint_names[static_cast<std::size_t>(e.joint)] + "'"
                                 : std::string("joint #") + std::to_string(e.joint);

@@ -443,8 +443,9 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
     scratch_.acceleration_rad_s2.setZero(num_joints_);
   }
   traj.set_start_state(scratch_, tau_s > 0.0 ? tau_s : 0.0);
-  // Raw continuity at the stitch instant, in real-time units.
-  traj.sample(tau_s, scratch_);
+  // Raw continuity at the stitch instant, in real-time units. A future start holds still until
+  // τ = 0: the jump now is the active path's velocity, and at the start the trajectory at τ = 0.
+  traj.sample(tau_s > 0.0 ? tau_s : 0.0, scratch_);
   const double pos_tol =
       from_motion ? params_.stitch_position_tolerance_rad : params_.start_position_tolerance_rad;
   const double vel_tol =
@@ -459,7 +460,10 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
     }
   }
   for (int j = 0; j < num_joints_; ++j) {
-    const double dv = std::abs(scratch_.velocity_rad_s[j] * scale - path_now_.velocity_rad_s[j]);
+    const double dv =
+        tau_s < 0.0
+            ? std::max(std::abs(path_now_.velocity_rad_s[j]), std::abs(scratch_.velocity_rad_s[j] * scale))
+            : std::abs(scratch_.velocity_rad_s[j] * scale - path_now_.velocity_rad_s[j]);
     if (!(dv <= vel_tol)) {
       emit(EventType::kGoalAborted,
            from_motion ? EventDetail::kStitchVelocityJump : EventDetail::kStartVelocityJump,
@@ -545,7 +549,10 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
 void TrajectoryController::begin_stop(double time_s, EventType outcome, ResultCode code, EventDetail detail,
                                       int joint, double value, double limit) noexcept {
   stop_decel_rad_s2_ = params_.stop_accelerations_rad_s2;
-  stop_.start(last_command_.position_rad, last_command_.velocity_rad_s, stop_decel_rad_s2_);
+  // Brake the nominal path (the last command without its offset); the offset stays frozen on top
+  // while braking, so the reference never carries it and nothing adds it twice afterwards.
+  stop_.start(last_command_.position_rad - last_offset_rad_, last_command_.velocity_rad_s,
+              stop_decel_rad_s2_);
   stop_start_s_ = last_command_time_s_;
   stop_outcome_ = outcome;
   stop_code_ = code;
@@ -555,7 +562,17 @@ void TrajectoryController::begin_stop(double time_s, EventType outcome, ResultCo
   stop_limit_ = limit;
   stop_has_goal_ = active_goal_id_ != 0;
   mode_ = ControllerMode::kStopping;
-  emit(EventType::kStopStarted, detail, code, active_goal_id_, joint, stop_.duration(), limit, time_s);
+  Event e;
+  e.type = EventType::kStopStarted;
+  e.detail = detail;
+  e.code = code;
+  e.goal_id = active_goal_id_;
+  e.joint = joint;
+  e.value = value;
+  e.limit = limit;
+  e.time_s = time_s;
+  e.stop_duration_s = stop_.duration();
+  events_.push(e);
 }
 
 void TrajectoryController::finish_goal(double time_s, EventType outcome, ResultCode code, EventDetail detail,
@@ -726,6 +743,7 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
         active_goal_ = nullptr;
         hold_.position_rad = reference_.position_rad;
         mode_ = ControllerMode::kIdle;
+        command_has_offset = true;  // idle from this cycle on
       }
       break;
     }
@@ -734,26 +752,31 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
   }
   out.command = reference_;
   UpdateStatus status = UpdateStatus::kOk;
-  if (command_has_offset && seams.joint_offset_rad != nullptr) {
+  if (mode_ == ControllerMode::kStopping) {
+    out.command.position_rad += last_offset_rad_;  // frozen at the stop's start
+  } else if (command_has_offset && seams.joint_offset_rad != nullptr) {
     const JointVector& offset = *seams.joint_offset_rad;
-    int bad = -1;
-    for (int j = 0; j < num_joints_ && bad < 0 && offset.size() == num_joints_; ++j) {
+    int bad = offset.size() == num_joints_ ? -1 : 0;
+    for (int j = 0; j < num_joints_ && bad < 0; ++j) {
       bad = std::isfinite(offset[j]) ? -1 : j;
     }
-    if (offset.size() != num_joints_) {
-      bad = 0;
-    }
-    if (bad >= 0) {
+    if (bad < 0) {
+      out.command.position_rad += offset;
+      last_offset_rad_ = offset;
+    } else if (in_motion_mode(mode_)) {
       begin_stop(time_s, EventType::kGoalAborted, ResultCode::kAdmittanceError,
                  EventDetail::kNonFiniteJointOffset, bad,
                  offset.size() == num_joints_ ? offset[bad] : std::numeric_limits<double>::quiet_NaN(), 0.0);
       stop_.sample(time_s - stop_start_s_, reference_.position_rad, reference_.velocity_rad_s,
                    reference_.acceleration_rad_s2);
       out.command = reference_;
+      out.command.position_rad += last_offset_rad_;
     } else {
-      out.command.position_rad += offset;
-      last_offset_rad_ = offset;
+      // Idle: nothing to stop; hold with the last finite offset (no event every cycle).
+      out.command.position_rad += last_offset_rad_;
     }
+  } else if (command_has_offset) {
+    last_offset_rad_.setZero(num_joints_);  // no offset supplied this cycle
   }
   // The final guard: nothing non-finite ever leaves; hold the last finite command and brake.
   for (int j = 0; j < num_joints_; ++j) {

@@ -188,7 +188,7 @@ TEST_F(Engine, PathToleranceBrakesWithinStopAccelerationsThenAborts) {
   }
   EXPECT_EQ(stop->detail, EventDetail::kPathTolerance);
   EXPECT_EQ(stop->joint, 1);
-  EXPECT_NEAR(stop->value, v0 / kStopAccel, 0.01);  // a stop event carries its duration
+  EXPECT_NEAR(stop->stop_duration_s, v0 / kStopAccel, 0.01);
   EXPECT_DOUBLE_EQ(stop->limit, 0.05);
   EXPECT_LE(max_decel, kStopAccel + 1e-6);  // never a cut to zero
   // Minimum time: v0 / a, within a cycle.

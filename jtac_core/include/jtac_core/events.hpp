@@ -18,7 +18,7 @@ enum class EventType : std::uint8_t {
   kGoalSucceeded,  ///< result SUCCESSFUL, the arm is at rest
   kGoalAborted,    ///< result with `code`, the arm is at rest (or the controller was deactivated)
   kGoalCanceled,   ///< canceled by request, the arm is at rest
-  kStopStarted,    ///< a minimum-time stop began (value = its duration [s]); the result follows
+  kStopStarted,    ///< a minimum-time stop began for `detail` (numbers as in the result); the result follows
 };
 
 /// Why, with `joint`, `value` and `limit` giving the numbers.
@@ -52,7 +52,8 @@ struct Event {
   int joint = -1;  ///< controller joint index, −1 when not about one joint
   double value = 0.0;
   double limit = 0.0;
-  double time_s = 0.0;  ///< controller clock at the event
+  double time_s = 0.0;           ///< controller clock at the event
+  double stop_duration_s = 0.0;  ///< kStopStarted: time to standstill [s]
 };
 
 /// Human-readable message for an event, naming the joint. Not real-time (allocates).
