@@ -333,7 +333,8 @@ SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, doubl
 // ============================================================================ real-time side
 
 void TrajectoryController::emit(EventType type, EventDetail detail, ResultCode code, std::uint64_t goal_id,
-                                int joint, double value, double limit, double time_s) noexcept {
+                                int joint, double value, double limit, double time_s,
+                                double stop_duration_s) noexcept {
   Event e;
   e.type = type;
   e.detail = detail;
@@ -343,6 +344,7 @@ void TrajectoryController::emit(EventType type, EventDetail detail, ResultCode c
   e.value = value;
   e.limit = limit;
   e.time_s = time_s;
+  e.stop_duration_s = stop_duration_s;
   events_.push(e);
 }
 
@@ -562,17 +564,7 @@ void TrajectoryController::begin_stop(double time_s, EventType outcome, ResultCo
   stop_limit_ = limit;
   stop_has_goal_ = active_goal_id_ != 0;
   mode_ = ControllerMode::kStopping;
-  Event e;
-  e.type = EventType::kStopStarted;
-  e.detail = detail;
-  e.code = code;
-  e.goal_id = active_goal_id_;
-  e.joint = joint;
-  e.value = value;
-  e.limit = limit;
-  e.time_s = time_s;
-  e.stop_duration_s = stop_.duration();
-  events_.push(e);
+  emit(EventType::kStopStarted, detail, code, active_goal_id_, joint, value, limit, time_s, stop_.duration());
 }
 
 void TrajectoryController::finish_goal(double time_s, EventType outcome, ResultCode code, EventDetail detail,

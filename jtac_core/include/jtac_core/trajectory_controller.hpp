@@ -201,7 +201,7 @@ class TrajectoryController {
   void finish_goal(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
                    double value, double limit) noexcept;
   void emit(EventType type, EventDetail detail, ResultCode code, std::uint64_t goal_id, int joint,
-            double value, double limit, double time_s) noexcept;
+            double value, double limit, double time_s, double stop_duration_s = 0.0) noexcept;
   bool first_out_of_tolerance(const JointVector& reference, const JointVector& measured,
                               const JointVector& tolerance, int& joint, double& deviation) const noexcept;
   void hold(JointTrajectoryState& state) const noexcept;
