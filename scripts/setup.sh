@@ -82,7 +82,10 @@ done_step
 step "5/5 C++ libraries, pybind11 module jtac_py._native, C++ tests"
 # Editable install without build isolation: the build must see the pip-installed Pinocchio.
 # The fast path skips pip when the module is installed and CMake finds nothing to rebuild.
-if "$PY" -c "import jtac_py._native" 2>/dev/null && [ -f "$BUILD/py/CMakeCache.txt" ] \
+# (a module rebuilt by hand with `cmake --build build/py` differs from the installed one: reinstall).
+installed_so=$("$PY" -c "import jtac_py._native as n; print(n.__file__)" 2>/dev/null || true)
+built_so=$(ls "$BUILD"/py/jtac_core/python/_native*.so 2>/dev/null | head -1 || true)
+if [ -n "$installed_so" ] && [ -n "$built_so" ] && ! [ "$built_so" -nt "$installed_so" ] \
    && [ -z "$(cmake --build "$BUILD/py" -- -n 2>/dev/null | grep -E '(Building|Linking|Re-running)')" ]; then
   echo "    up to date"
 else

@@ -11,6 +11,8 @@
 
 namespace py = pybind11;
 
+void bind_trajectory(py::module_& m);  // bind_trajectory.cpp
+
 namespace {
 
 jtac::JointVector to_joint_vector(const Eigen::Ref<const Eigen::VectorXd>& q, const jtac::Kinematics& kin) {
@@ -49,7 +51,8 @@ PYBIND11_MODULE(_native, m) {
       .value("GOAL_TOLERANCE_VIOLATED", jtac::ResultCode::kGoalToleranceViolated)
       .value("ADMITTANCE_ERROR", jtac::ResultCode::kAdmittanceError)
       .value("FORCE_TORQUE_THRESHOLD_EXCEEDED", jtac::ResultCode::kForceTorqueThresholdExceeded)
-      .value("GOAL_ABORTED_DUE_TO_STITCHING", jtac::ResultCode::kGoalAbortedDueToStitching);
+      .value("GOAL_ABORTED_DUE_TO_STITCHING", jtac::ResultCode::kGoalAbortedDueToStitching)
+      .value("INVALID_STATE", jtac::ResultCode::kInvalidState);
 
   py::class_<jtac::Kinematics>(m, "Kinematics", "Forward kinematics and Jacobians of a URDF chain")
       .def(py::init<>())
@@ -75,4 +78,6 @@ PYBIND11_MODULE(_native, m) {
             return Eigen::MatrixXd(J);
           },
           py::arg("q_rad"), py::arg("frame"), "6xn Jacobian [v; w] of `frame` in the base frame");
+
+  bind_trajectory(m);
 }

@@ -1,6 +1,7 @@
 #include "jtac_core/trajectory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace jtac {
 
@@ -55,7 +56,7 @@ ScalarSample Trajectory::point_sample(int index, int joint) const noexcept {
 
 void Trajectory::sample(double tau_s, JointTrajectoryState& out) const noexcept {
   out.set_zero(num_joints_);
-  if (size_ == 0 || tau_s < 0.0) {
+  if (size_ == 0 || tau_s < 0.0 || std::isnan(tau_s)) {  // NaN: never index past the points
     out.position_rad = start_.position_rad;
     return;
   }

@@ -498,10 +498,12 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
     return;
   }
   const double start_s = goal->start_time_s > 0.0 ? goal->start_time_s : time_s;
-  const double tau_s = time_s - start_s;
-  if (tau_s > goal->trajectory.duration()) {
+  // The elapsed prefix in trajectory time: real time since the stamp at this cycle's speed scale.
+  const double elapsed_s = time_s - start_s;
+  const double tau_s = elapsed_s > 0.0 ? elapsed_s * time_scaler_.current().scale : elapsed_s;
+  if (elapsed_s > goal->trajectory.duration()) {
     emit(EventType::kGoalAborted, EventDetail::kTrajectoryInThePast, ResultCode::kOldHeaderTimestamp, id, -1,
-         tau_s - goal->trajectory.duration(), 0.0, time_s);
+         elapsed_s - goal->trajectory.duration(), 0.0, time_s);
     goals_.decline();
     return;
   }
@@ -586,8 +588,9 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
     out.mode = ControllerMode::kInactive;
     return UpdateStatus::kInactive;
   }
-  if (position_rad.size() != num_joints_ || velocity_rad_s.size() != num_joints_) {
-    out.command = last_command_;
+  if (position_rad.size() != num_joints_ || velocity_rad_s.size() != num_joints_ || !std::isfinite(time_s) ||
+      !std::isfinite(period_s) || !(period_s > 0.0)) {
+    out.command = last_command_;  // hold: a bad clock must not move trajectory time
     return UpdateStatus::kBadInput;
   }
   if (const ControllerParameters* p = parameters_.take_new(); p != nullptr) {
@@ -648,7 +651,7 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
 
   // ---- phase B: advance the active goal
   if (mode_ == ControllerMode::kWaiting && time_s >= active_goal_->start_time_s) {
-    tau_s_ = time_s - active_goal_->start_time_s;
+    tau_s_ = (time_s - active_goal_->start_time_s) * ts.scale;
     mode_ = ControllerMode::kExecuting;
   } else if (mode_ == ControllerMode::kExecuting && !taken_this_cycle) {
     tau_s_ += period_s * scale_mid;  // a goal taken now is sampled at its τ = t − start first

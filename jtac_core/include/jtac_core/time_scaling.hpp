@@ -57,7 +57,8 @@ class TimeScaler {
     const double max_step = kMaxRatePercentPerS * dt_s;
     step = step > max_step ? max_step : (step < -max_step ? -max_step : step);
     // The lag only approaches its target: snap the last 1e-6 points so that 0 % really holds still.
-    if (std::abs(target_percent_ - (filtered_percent_ + step)) < kSnapPercent) {
+    if (std::abs(target_percent_ - (filtered_percent_ + step)) < kSnapPercent &&
+        std::abs(target_percent_ - filtered_percent_) <= max_step) {
       step = target_percent_ - filtered_percent_;
     }
     filtered_percent_ += step;
