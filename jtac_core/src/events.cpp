@@ -6,6 +6,11 @@ namespace jtac {
 
 namespace {
 
+std::string axis_name(int axis) {
+  static const char* const kNames[] = {"Fx", "Fy", "Fz", "Tx", "Ty", "Tz"};
+  return axis >= 0 && axis < 6 ? kNames[axis] : "?";
+}
+
 std::string number(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.6g", v);
@@ -17,6 +22,12 @@ std::string number(double v) {
 static std::string describe_reason(const Event& e, const std::vector<std::string>& joint_names);
 
 std::string describe(const Event& e, const std::vector<std::string>& joint_names) {
+  if (e.type == EventType::kTareSucceeded) {
+    return "sensor of tip " + std::to_string(e.joint) + " tared (offset force " + number(e.value) + " N)";
+  }
+  if (e.type == EventType::kTareFailed && e.detail == EventDetail::kNonFiniteWrench) {
+    return "tare failed: a non-finite reading arrived during the averaging window; the previous offset stays";
+  }
   if (e.type == EventType::kStopStarted) {
     return "braking to a stop in " + number(e.stop_duration_s) + " s: " + describe_reason(e, joint_names);
   }
@@ -71,6 +82,20 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
       return "replaced by goal " + number(e.value) + " (stitched)";
     case EventDetail::kDeactivated:
       return "the controller was deactivated while the goal was pending";
+    case EventDetail::kForceTorqueThreshold:
+      return "force/torque threshold exceeded: tip " + std::to_string(e.joint / 6) + " axis " +
+             axis_name(e.joint % 6) + " reads " + number(e.value) + " (threshold " + number(e.limit) + ")";
+    case EventDetail::kNonFiniteWrench:
+      return "force/torque reading of tip " + std::to_string(e.joint / 6) + " axis " +
+             axis_name(e.joint % 6) + " is " + number(e.value) + "; braking to a stop";
+    case EventDetail::kAdmittanceNonFinite:
+      return "the admittance integrator produced a non-finite offset for " + joint + "; braking to a stop";
+    case EventDetail::kStitchPayloadMismatch:
+      return "cannot stitch: the goal changes the payload (end_effector_mass, end_effector_cog or gravity) "
+             "of tip " +
+             std::to_string(e.joint) + "; both goals must agree unless both masses are zero";
+    case EventDetail::kTareWhileExecuting:
+      return "tare refused: a goal is executing; zero the sensor while the arm is idle and unloaded";
     case EventDetail::kExternalStop:
       return "stop requested (" + std::string(to_string(e.code)) + ")" +
              (e.joint >= 0 ? ": axis " + std::to_string(e.joint) + " value " + number(e.value) + " limit " +

@@ -155,7 +155,8 @@ std::string TrajectoryController::set_parameters(const ControllerParameters& par
   return "";
 }
 
-SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, double now_s) {
+SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, double now_s,
+                                               const AdmittanceGoal* admittance) {
   std::lock_guard<std::mutex> lock(submit_mutex_);
   SubmitResult r;
   const auto reject = [&r](ResultCode code, std::string message) {
@@ -320,6 +321,7 @@ SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, doubl
   out.goal_time_tolerance_s = goal.goal_time_tolerance_s > 0.0 ? goal.goal_time_tolerance_s
                                                                : params_nonrt_.default_goal_time_tolerance_s;
   out.start_time_s = goal.start_time_s;
+  out.admittance = admittance != nullptr ? *admittance : AdmittanceGoal{};
   out.goal_id = next_goal_id_;
   if (!goals_.publish()) {
     r.busy = true;
@@ -528,6 +530,14 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
       break;
   }
   const bool from_motion = active_goal_id_ != 0;
+  if (from_motion) {
+    if (const int tip = active_goal_->admittance.first_payload_mismatch(goal->admittance); tip >= 0) {
+      emit(EventType::kGoalAborted, EventDetail::kStitchPayloadMismatch, ResultCode::kInvalidGoal, id, tip,
+           0.0, 0.0, time_s);
+      goals_.decline();
+      return;
+    }
+  }
   if (!check_candidate(*goal, time_s, tau_s, from_motion)) {
     goals_.decline();
     return;
@@ -641,7 +651,7 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
                0.0);
   }
   if (seams.stop_requested && in_motion_mode(mode_)) {
-    begin_stop(time_s, EventType::kGoalAborted, seams.stop_code, EventDetail::kExternalStop, seams.stop_index,
+    begin_stop(time_s, EventType::kGoalAborted, seams.stop_code, seams.stop_detail, seams.stop_index,
                seams.stop_value, seams.stop_limit);
   }
   if (bad_joint >= 0 && in_motion_mode(mode_)) {

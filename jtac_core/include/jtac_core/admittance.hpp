@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 
 #include "jtac_core/kinematics.hpp"
 #include "jtac_core/types.hpp"
@@ -31,13 +32,36 @@ struct TipAdmittance {
   Vector6 damping = Vector6::Zero();    ///< [N·s/m, Nm·s/rad], >= 0 (absolute, not a ratio)
   std::array<bool, 6> selected{};       ///< compliant axes of the control frame
   Eigen::Isometry3d T_ee_control = Eigen::Isometry3d::Identity();  ///< control frame in the ee frame
+  // Captured with the goal for the force/torque pipeline of this tip:
+  double payload_mass_kg = 0.0;                                ///< >= 0; 0 = no gravity compensation
+  Eigen::Vector3d payload_cog_ee_m = Eigen::Vector3d::Zero();  ///< in the ee frame [m]
+  Vector6 threshold = Vector6::Constant(std::numeric_limits<double>::infinity());  ///< [N, Nm]
 };
 
 /// Admittance parameters of a goal: one entry per tip, plus the joint damping.
 struct AdmittanceGoal {
   int num_tips = 0;
   std::array<TipAdmittance, kMaxTips> tips{};
-  double joint_damping_per_s = 0.0;  ///< [1/s], >= 0
+  double joint_damping_per_s = 0.0;                    ///< [1/s], >= 0
+  Eigen::Vector3d gravity_base_m_s2{0.0, 0.0, -9.81};  ///< captured at acceptance [m/s²]
+
+  /// Stitching may change a tip's payload only if both goals carry none there; returns the first
+  /// incompatible tip or −1.
+  int first_payload_mismatch(const AdmittanceGoal& next) const noexcept {
+    for (int i = 0; i < kMaxTips; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      const TipAdmittance& a = tips[k];
+      const TipAdmittance& b = next.tips[k];
+      if (a.payload_mass_kg == 0.0 && b.payload_mass_kg == 0.0) {
+        continue;
+      }
+      if (a.payload_mass_kg != b.payload_mass_kg || a.payload_cog_ee_m != b.payload_cog_ee_m ||
+          gravity_base_m_s2 != next.gravity_base_m_s2) {
+        return i;
+      }
+    }
+    return -1;
+  }
 
   /// True when some axis of some tip is compliant.
   bool enabled() const noexcept {

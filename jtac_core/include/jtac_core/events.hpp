@@ -19,6 +19,8 @@ enum class EventType : std::uint8_t {
   kGoalAborted,    ///< result with `code`, the arm is at rest (or the controller was deactivated)
   kGoalCanceled,   ///< canceled by request, the arm is at rest
   kStopStarted,    ///< a minimum-time stop began for `detail` (numbers as in the result); the result follows
+  kTareSucceeded,  ///< sensor `joint` (tip index) tared; value = |offset force| [N]
+  kTareFailed,     ///< sensor `joint` not tared (detail says why); the previous offset stays
 };
 
 /// Why, with `joint`, `value` and `limit` giving the numbers.
@@ -41,6 +43,11 @@ enum class EventDetail : std::uint8_t {
   kReplacedByStitching,        ///< this goal was replaced by goal `value`
   kDeactivated,                ///< the controller was deactivated (no stop trajectory)
   kExternalStop,               ///< a stop requested through the cycle input (admittance, F/T)
+  kForceTorqueThreshold,       ///< filtered wrench of tip `joint`/6, axis `joint`%6 = value > limit [N, Nm]
+  kNonFiniteWrench,            ///< wrench reading of tip `joint`/6, axis `joint`%6 is `value`
+  kAdmittanceNonFinite,        ///< the admittance integrator produced a non-finite offset for joint `joint`
+  kStitchPayloadMismatch,      ///< stitching changes the payload (mass, cog, gravity) of tip `joint`
+  kTareWhileExecuting,         ///< a tare was requested while a goal executes
 };
 
 /// One report from the real-time side.

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "jtac_core/admittance.hpp"
 #include "jtac_core/events.hpp"
 #include "jtac_core/mailbox.hpp"
 #include "jtac_core/result_code.hpp"
@@ -96,6 +97,7 @@ struct CycleSeams {
   /// Brake the active goal with this result code (e.g. FORCE_TORQUE_THRESHOLD_EXCEEDED).
   bool stop_requested = false;
   ResultCode stop_code = ResultCode::kSuccessful;
+  EventDetail stop_detail = EventDetail::kExternalStop;
   int stop_index = -1;  ///< axis or joint the reason is about, −1 = none
   double stop_value = 0.0;
   double stop_limit = 0.0;
@@ -141,6 +143,9 @@ struct PreparedGoal {
   JointVector goal_tolerance_rad = JointVector::Zero(0);
   double goal_time_tolerance_s = 0.0;
   double start_time_s = 0.0;  ///< 0 = when taken
+  /// Carried for the admittance layer (joint_trajectory_admittance_controller.hpp); this engine
+  /// only checks payload compatibility when stitching.
+  AdmittanceGoal admittance;
 };
 
 /// The trajectory engine.
@@ -160,7 +165,15 @@ class TrajectoryController {
   std::string set_parameters(const ControllerParameters& parameters);
 
   /// Validates and queues a goal. `now_s` is the controller clock for the header-stamp checks.
-  SubmitResult submit_goal(const TrajectoryGoal& goal, double now_s);
+  /// `admittance` (validated by the caller) travels with the goal; null = none.
+  SubmitResult submit_goal(const TrajectoryGoal& goal, double now_s,
+                           const AdmittanceGoal* admittance = nullptr);
+
+  /// The goal being executed (or waited for, settled, braked for), or null. Control thread only.
+  const PreparedGoal* active_goal() const noexcept { return active_goal_; }
+
+  /// Queues an event from another real-time component (admittance, F/T). Control thread only.
+  void report(const Event& event) noexcept { events_.push(event); }
 
   /// Requests the cancellation of goal `goal_id` (active or queued). Any thread.
   void request_cancel(std::uint64_t goal_id) noexcept {

@@ -1,0 +1,169 @@
+// The Joint Trajectory Admittance Controller (JTAC): the trajectory engine plus, per tip, the
+// force/torque pipeline and the Cartesian admittance, in one real-time update.
+//
+// Per cycle (control thread): every configured sensor's raw wrench goes through its pipeline
+// (tare → Butterworth → deadband → threshold on the filtered wrench → payload gravity
+// compensation → control frame, signal_processing.hpp). While a goal is active, a threshold
+// violation brakes it with FORCE_TORQUE_THRESHOLD_EXCEEDED and a non-finite reading or integrator
+// output with ADMITTANCE_ERROR (both through the engine's minimum-time stop); the admittance
+// (admittance.hpp) integrates the compensated wrenches about the previous cycle's nominal reference
+// into the joint offset that the engine adds to its command. A new goal resets the admittance's
+// velocity state and switches every tip to the goal's parameters from the next cycle.
+//
+// Without a force/torque sensor (ft_sensor_name empty) this is a plain trajectory controller, and
+// a goal asking for compliance or a force threshold is rejected with INVALID_GOAL saying so.
+//
+// Threads as in trajectory_controller.hpp: configure / set_parameters / submit_goal /
+// request_cancel / request_zero_fts / poll_event on the non-real-time side; activate / update /
+// deactivate on the control thread (noexcept, no allocation, no lock).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "jtac_core/admittance.hpp"
+#include "jtac_core/kinematics.hpp"
+#include "jtac_core/signal_processing.hpp"
+#include "jtac_core/trajectory_controller.hpp"
+
+namespace jtac {
+
+/// One tip: where its sensor measures and which frame it controls.
+struct TipFrames {
+  std::string sensor_frame;
+  std::string ee_frame;
+};
+
+/// Configure-time structure (read-only parameters).
+struct JtacConfig {
+  ControllerConfig trajectory;
+  std::string urdf_xml;
+  std::string base_frame;
+  std::vector<TipFrames> tips;  ///< one per ee frame (at most kMaxTips)
+  /// ft_sensor_name non-empty: the tips' sensors feed admittance and thresholds.
+  bool has_force_torque_sensor = false;
+};
+
+/// Run-time parameters, applied at a cycle boundary.
+struct JtacParameters {
+  ControllerParameters trajectory;
+  double ft_cutoff_frequency_ratio = 1.0;  ///< Butterworth cutoff / update rate; 1.0 = no filtering
+  double ft_force_deadband_N = 0.0;
+  double ft_torque_deadband_Nm = 0.0;
+  Vector6 default_absolute_force_torque_threshold = (Vector6() << 45, 45, 45, 10, 10, 10).finished();
+  Eigen::Vector3d gravity_base_m_s2{0.0, 0.0, -9.81};
+  double jacobian_damping = 0.01;
+  int zero_fts_num_samples = 10;
+};
+
+/// Admittance and payload of one tip, as a goal gives them (non-real-time input).
+struct TipGoal {
+  std::string end_effector_frame;   ///< one of the configured ee frames; "" = tip by position
+  std::vector<double> mass;         ///< 6 or empty (= no compliance) [kg, kg·m²]
+  std::vector<double> stiffness;    ///< 6 or empty [N/m, Nm/rad]
+  std::vector<double> damping;      ///< 6 or empty [N·s/m, Nm·s/rad]
+  std::vector<bool> selected_axes;  ///< 6 or empty
+  Eigen::Isometry3d T_ee_control = Eigen::Isometry3d::Identity();
+  double end_effector_mass_kg = 0.0;
+  std::vector<double> end_effector_cog_m;               ///< 3 or empty, ee frame
+  std::vector<double> absolute_force_torque_threshold;  ///< 6 or empty = the goal's
+};
+
+/// A goal: the trajectory plus admittance per tip.
+struct JtacGoal {
+  TrajectoryGoal trajectory;
+  std::vector<TipGoal> tips;  ///< empty = track the trajectory only
+  double joint_damping_per_s = 0.0;
+  std::vector<double> absolute_force_torque_threshold;  ///< 6 or empty = the parameter default
+};
+
+/// Per-cycle sensor input: one raw wrench per tip, in its sensor frame (the wrench the tool side
+/// exerts on the sensor) [N, Nm].
+using TipWrenches = std::array<Vector6, kMaxTips>;
+
+/// What one cycle produces beyond the engine's output.
+struct JtacOutput {
+  ControllerOutput trajectory;
+  TipWrenches wrench_filtered_sensor{};  ///< tared, filtered, deadbanded, with payload weight
+  TipWrenches wrench_control{};          ///< compensated, in the control frame (admittance input)
+  JointVector joint_offset_rad = JointVector::Zero(0);
+};
+
+/// Trajectory tracking with Cartesian admittance at one or more tips.
+class JointTrajectoryAdmittanceController {
+ public:
+  /// Claims all memory. Throws std::invalid_argument naming the offending frame, joint or value.
+  void configure(const JtacConfig& config, const JtacParameters& parameters);
+
+  /// Validates and publishes run-time parameters; "" or a message naming the parameter.
+  std::string set_parameters(const JtacParameters& parameters);
+
+  /// Validates (trajectory and admittance) and queues a goal.
+  SubmitResult submit_goal(const JtacGoal& goal, double now_s);
+
+  /// Cancels goal `goal_id`.
+  void request_cancel(std::uint64_t goal_id) noexcept { trajectory_.request_cancel(goal_id); }
+
+  /// Asks for a tare of the sensor of tip `tip`; "" when queued (the outcome arrives as an event),
+  /// else why not (unknown tip, no sensor, a goal is executing).
+  std::string request_zero_fts(int tip);
+
+  /// Next event, if any. Non-real-time side.
+  bool poll_event(Event& event) noexcept { return trajectory_.poll_event(event); }
+
+  /// Starts control (the command reference is set from the first measurement). Real-time safe.
+  void activate() noexcept;
+
+  /// Stops control at once (see TrajectoryController::deactivate). Real-time safe.
+  void deactivate(double time_s) noexcept { trajectory_.deactivate(time_s); }
+
+  /// One control cycle. Real-time safe.
+  UpdateStatus update(double time_s, double period_s, const JointVector& position_rad,
+                      const JointVector& velocity_rad_s, const TipWrenches& wrench_raw_sensor,
+                      JtacOutput& out) noexcept;
+
+  const TrajectoryController& trajectory() const noexcept { return trajectory_; }
+  int num_tips() const noexcept { return num_tips_; }
+  const std::vector<std::string>& joint_names() const noexcept { return trajectory_.joint_names(); }
+  const std::vector<std::string>& ee_frames() const noexcept { return ee_frame_names_; }
+  const std::vector<std::string>& sensor_frames() const noexcept { return sensor_frame_names_; }
+
+ private:
+  std::string validate_admittance(const JtacGoal& goal, AdmittanceGoal& out) const;
+  void apply_goal(const AdmittanceGoal* goal) noexcept;
+  void apply_force_torque_parameters() noexcept;
+
+  TrajectoryController trajectory_;
+  Kinematics kinematics_;
+  Admittance admittance_;
+  std::array<ForceTorquePipeline, kMaxTips> pipelines_{};
+  std::array<int, kMaxTips> sensor_frames_{};
+  std::array<int, kMaxTips> ee_frames_{};
+  std::array<Eigen::Isometry3d, kMaxTips> T_sensor_ee_{};
+  std::vector<std::string> ee_frame_names_;
+  std::vector<std::string> sensor_frame_names_;
+  int num_tips_ = 0;
+  bool has_sensor_ = false;
+
+  // Non-real-time side.
+  JtacParameters params_nonrt_;
+
+  // Crossings.
+  LatestValue<JtacParameters> parameters_;
+  std::array<std::atomic<bool>, kMaxTips> tare_requested_{};
+  std::atomic<bool> goal_active_{false};
+
+  // Control thread.
+  JtacParameters params_;
+  AdmittanceGoal current_goal_;  // parameters in force (defaults while idle)
+  bool compliance_ = false;
+  std::uint64_t last_goal_id_ = 0;
+  JointVector previous_reference_rad_ = JointVector::Zero(0);
+  bool have_reference_ = false;
+  TipWrenches wrench_control_{};
+  CycleSeams seams_;
+};
+
+}  // namespace jtac

@@ -1,0 +1,272 @@
+// The composed controller on the FR3 description: force/torque pipeline, thresholds, payload
+// compensation, tare and admittance through the trajectory engine, on a kinematic loop.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "jtac_core/joint_trajectory_admittance_controller.hpp"
+
+namespace {
+
+using jtac::Event;
+using jtac::EventDetail;
+using jtac::EventType;
+using jtac::ResultCode;
+
+constexpr double kDt = 0.001;
+
+std::string fr3_urdf() {
+  std::ifstream in(JTAC_FR3_URDF);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> fr3_joints() {
+  std::vector<std::string> names;
+  for (int i = 1; i <= 7; ++i) {
+    names.push_back("fr3_joint" + std::to_string(i));
+  }
+  return names;
+}
+
+class Jtac : public ::testing::Test {
+ protected:
+  void SetUp() override { configure(true); }
+
+  void configure(bool sensor) {
+    jtac::JtacConfig config;
+    config.trajectory.joint_names = fr3_joints();
+    config.trajectory.max_trajectory_points = 64;
+    config.urdf_xml = fr3_urdf();
+    config.base_frame = "fr3_link0";
+    config.tips = {{"fr3_ft_sensor", "fr3_ee"}};
+    config.has_force_torque_sensor = sensor;
+    params_.trajectory.stop_accelerations_rad_s2 = jtac::JointVector::Constant(7, 5.0);
+    params_.trajectory.default_path_tolerance_rad = jtac::JointVector::Constant(7, 0.2);
+    params_.trajectory.default_goal_tolerance_rad = jtac::JointVector::Constant(7, 0.2);
+    ctrl_.configure(config, params_);
+    kin_.configure(config.urdf_xml, "fr3_link0", fr3_joints());
+    ctrl_.activate();
+    q_.resize(7);
+    q_ << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785;
+    dq_ = jtac::JointVector::Zero(7);
+    wrench_.fill(jtac::Vector6::Zero());
+    step();
+  }
+
+  void step() {
+    t_ += kDt;
+    ctrl_.update(t_, kDt, q_, dq_, wrench_, out_);
+    q_ = out_.trajectory.command.position_rad;  // kinematic loop
+    dq_ = out_.trajectory.command.velocity_rad_s;
+    Event e;
+    while (ctrl_.poll_event(e)) {
+      events_.push_back(e);
+    }
+  }
+
+  void run(double seconds) {
+    for (int i = 0; i < static_cast<int>(std::lround(seconds / kDt)); ++i) {
+      step();
+    }
+  }
+
+  const Event* find(EventType type, std::uint64_t goal_id = 0, bool any_goal = false) const {
+    for (const auto& e : events_) {
+      if (e.type == type && (any_goal || e.goal_id == goal_id)) {
+        return &e;
+      }
+    }
+    return nullptr;
+  }
+
+  // Holds the current position for `duration` seconds.
+  jtac::JtacGoal hold(double duration) const {
+    jtac::JtacGoal goal;
+    goal.trajectory.joint_names = fr3_joints();
+    jtac::GoalPoint p;
+    p.time_from_start_s = duration;
+    const jtac::JointVector q = out_.trajectory.reference.position_rad;
+    p.positions_rad.assign(q.data(), q.data() + 7);
+    p.velocities_rad_s.assign(7, 0.0);
+    goal.trajectory.points.push_back(p);
+    return goal;
+  }
+
+  static jtac::TipGoal compliant(double mass, double stiffness, std::vector<bool> axes) {
+    jtac::TipGoal tip;
+    tip.mass.assign(6, mass);
+    tip.stiffness.assign(6, stiffness);
+    tip.damping.assign(6, 2.0 * std::sqrt(mass * stiffness));
+    tip.selected_axes = std::move(axes);
+    return tip;
+  }
+
+  // Position of the ee frame of the command relative to the reference, in sensor axes [m].
+  Eigen::Vector3d deflection() const {
+    const int ee = kin_.frame_index("fr3_ee");
+    Eigen::Isometry3d T_cmd;
+    Eigen::Isometry3d T_ref;
+    kin_.forward(out_.trajectory.command.position_rad, ee, T_cmd);
+    kin_.forward(out_.trajectory.reference.position_rad, ee, T_ref);
+    return T_cmd.linear().transpose() * (T_cmd.translation() - T_ref.translation());
+  }
+
+  std::uint64_t submit(const jtac::JtacGoal& goal) {
+    const auto r = ctrl_.submit_goal(goal, t_);
+    EXPECT_EQ(r.code, ResultCode::kSuccessful) << r.message;
+    return r.goal_id;
+  }
+
+  jtac::JointTrajectoryAdmittanceController ctrl_;
+  jtac::JtacParameters params_;
+  jtac::JtacOutput out_;
+  jtac::Kinematics kin_;
+  jtac::JointVector q_;
+  jtac::JointVector dq_;
+  jtac::TipWrenches wrench_{};
+  std::vector<Event> events_;
+  double t_ = 10.0;
+};
+
+TEST_F(Jtac, APushDeflectsTheToolByForceOverStiffnessAndReleaseReturnsIt) {
+  auto goal = hold(6.0);
+  goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
+  submit(goal);
+  run(0.05);
+  wrench_[0] << 10.0, 0.0, -4.0, 0.0, 0.0, 0.0;  // on the tool, in sensor axes
+  run(2.5);
+  const Eigen::Vector3d d = deflection();
+  EXPECT_NEAR(d.x(), 10.0 / 500.0, 2e-4);
+  EXPECT_NEAR(d.z(), -4.0 / 500.0, 2e-4);
+  EXPECT_LT(std::abs(d.y()), 2e-4);
+  wrench_[0].setZero();
+  run(2.5);
+  EXPECT_LT(deflection().norm(), 1e-4);
+}
+
+TEST_F(Jtac, TheThresholdBrakesWithForceTorqueThresholdExceeded) {
+  auto goal = hold(5.0);
+  goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
+  goal.absolute_force_torque_threshold = {30, 30, 30, 5, 5, 5};
+  const auto id = submit(goal);
+  run(0.1);
+  wrench_[0] << 0.0, 0.0, 35.0, 0.0, 0.0, 0.0;
+  run(1.0);
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->code, ResultCode::kForceTorqueThresholdExceeded);
+  EXPECT_EQ(jtac::describe(*result, ctrl_.joint_names()),
+            "force/torque threshold exceeded: tip 0 axis Fz reads 35 (threshold 30)");
+}
+
+TEST_F(Jtac, PayloadWeightIsCompensatedButStillCountsForTheThreshold) {
+  const double mass = 2.0;
+  auto goal = hold(3.0);
+  goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
+  goal.tips[0].end_effector_mass_kg = mass;
+  goal.tips[0].end_effector_cog_m = {0.0, 0.0, 0.05};
+  const auto id = submit(goal);
+  run(0.01);
+  // The sensor reads the payload's weight (what the tool exerts on the sensor) at this pose.
+  Eigen::Isometry3d T_base_sensor;
+  kin_.forward(q_, kin_.frame_index("fr3_ft_sensor"), T_base_sensor);
+  const Eigen::Matrix3d R_sensor_base = T_base_sensor.linear().transpose();
+  const Eigen::Vector3d force = R_sensor_base * (mass * Eigen::Vector3d(0, 0, -9.81));
+  wrench_[0].head<3>() = force;
+  wrench_[0].tail<3>() = Eigen::Vector3d(0, 0, 0.05).cross(force);
+  run(2.0);
+  EXPECT_LT(deflection().norm(), 1e-6);  // compensated: no compliant motion
+  EXPECT_EQ(find(EventType::kGoalAborted, id), nullptr);
+  run(1.5);
+  ASSERT_NE(find(EventType::kGoalSucceeded, id), nullptr);
+}
+
+TEST_F(Jtac, TareAveragesTheReadingWhileIdleAndIsRefusedWhileExecuting) {
+  wrench_[0] << 1.0, -2.0, 3.0, 0.1, 0.2, -0.3;
+  EXPECT_EQ(ctrl_.request_zero_fts(0), "");
+  run(0.02);
+  ASSERT_NE(find(EventType::kTareSucceeded, 0, true), nullptr);
+  EXPECT_LT(out_.wrench_filtered_sensor[0].norm(), 1e-12);
+  submit(hold(1.0));
+  run(0.01);
+  EXPECT_NE(ctrl_.request_zero_fts(0).find("a goal is executing"), std::string::npos);
+}
+
+TEST_F(Jtac, NonFiniteWrenchDuringAGoalIsAnAdmittanceError) {
+  auto goal = hold(3.0);
+  goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
+  const auto id = submit(goal);
+  run(0.1);
+  wrench_[0][4] = std::numeric_limits<double>::quiet_NaN();
+  run(0.5);
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->code, ResultCode::kAdmittanceError);
+  EXPECT_TRUE(out_.trajectory.command.position_rad.allFinite());
+}
+
+TEST_F(Jtac, StitchingMayNotChangeANonZeroPayload) {
+  auto first = hold(5.0);
+  first.tips = {compliant(5.0, 500.0, {true, false, false, false, false, false})};
+  first.tips[0].end_effector_mass_kg = 1.0;
+  first.tips[0].end_effector_cog_m = {0.0, 0.0, 0.02};
+  submit(first);
+  run(0.1);
+  auto second = hold(2.0);
+  second.tips = first.tips;
+  second.tips[0].end_effector_cog_m = {0.0, 0.0, 0.03};
+  const auto id = submit(second);
+  run(0.01);
+  const Event* rejected = find(EventType::kGoalAborted, id);
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(rejected->detail, EventDetail::kStitchPayloadMismatch);
+}
+
+TEST_F(Jtac, GoalValidationNamesTheFieldAndAxis) {
+  auto goal = hold(1.0);
+  goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
+  goal.tips[0].mass[1] = 0.0;
+  auto r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(r.message, "admittance_parameters.mass[1] (y) = 0: must be > 0 on a selected axis");
+  goal.tips = {compliant(5.0, 500.0, {true, false, false, false, false, false})};
+  goal.tips[0].stiffness[4] = -1.0;
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.message, "admittance_parameters.stiffness[4] (ry) = -1: must be finite and >= 0");
+  goal.tips[0] = compliant(5.0, 500.0, {true, false, false, false, false, false});
+  goal.tips[0].end_effector_frame = "fr3_hand";
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.message,
+            "admittance_parameters.end_effector_frame = 'fr3_hand' is not one of the ee_frames [fr3_ee]");
+  goal.tips[0].end_effector_frame = "";
+  goal.tips[0].end_effector_mass_kg = 1.0;
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.message,
+            "admittance_parameters.end_effector_cog has 0 values, expected 3 (x y z in the ee frame)");
+  goal.tips[0].end_effector_mass_kg = 0.0;
+  goal.absolute_force_torque_threshold = {45, 45, std::nan(""), 10, 10, 10};
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.message, "absolute_force_torque_threshold[2] (Fz) = nan: must be > 0");
+}
+
+TEST_F(Jtac, WithoutASensorItIsAPlainTrajectoryControllerThatRefusesCompliance) {
+  configure(false);
+  auto goal = hold(0.5);
+  goal.tips = {compliant(5.0, 500.0, {true, false, false, false, false, false})};
+  const auto r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_NE(r.message.find("no force/torque sensor is configured"), std::string::npos) << r.message;
+  const auto id = submit(hold(0.5));
+  run(0.6);
+  EXPECT_NE(find(EventType::kGoalSucceeded, id), nullptr);
+}
+
+}  // namespace
