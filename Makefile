@@ -53,6 +53,7 @@ bench: setup
 	cmake --build build/bench --parallel
 	build/bench/bench/bench_kinematics
 	build/bench/bench/bench_trajectory_update
+	build/bench/bench/bench_jtac_update
 
 clean:
 	rm -rf build $(VENV)

@@ -1,8 +1,10 @@
 #!/bin/sh
-# Instructions per TrajectoryController::update(), counted by callgrind (machine-independent),
-# against a budget. Registered with ctest (label callgrind) by malloc_tests/CMakeLists.txt.
+# Instructions per update() (TrajectoryController, or the composed controller with the admittance
+# on), counted by callgrind (machine-independent), against a budget. Registered with ctest (label
+# callgrind) by malloc_tests/CMakeLists.txt.
 #
-# Usage: callgrind_update.sh DRIVER WARMUP COUNT BUDGET_IR_PER_UPDATE BUILD_TYPE
+# Usage: callgrind_update.sh DRIVER WARMUP COUNT BUDGET_IR_PER_UPDATE BUILD_TYPE [CASE]
+#        CASE: trajectory (default) or jtac, passed to the driver
 # Exit 77 (ctest skip) when valgrind is missing, the driver lacks <valgrind/callgrind.h>, or the
 # build is not optimised (the budget is for Release / RelWithDebInfo code).
 set -eu
@@ -11,6 +13,7 @@ warmup=$2
 count=$3
 budget=$4
 build_type=$5
+case_name=${6:-trajectory}
 
 case "$build_type" in
   Release | RelWithDebInfo) ;;
@@ -28,7 +31,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 status=0
 valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$dir/callgrind.out" \
-  "$driver" "$warmup" "$count" > "$dir/log" 2>&1 || status=$?
+  "$driver" "$warmup" "$count" "$case_name" > "$dir/log" 2>&1 || status=$?
 if [ "$status" -eq 77 ]; then
   grep -v '^==' "$dir/log" || true
   exit 77
@@ -46,9 +49,9 @@ if [ -z "$total" ] || [ "$total" -eq 0 ]; then
   echo "FAIL: no instructions collected (toggles not reached?)"
   exit 1
 fi
-awk -v total="$total" -v count="$count" -v budget="$budget" 'BEGIN {
+awk -v total="$total" -v count="$count" -v budget="$budget" -v case_name="$case_name" 'BEGIN {
   per = total / count
-  printf "instructions per update(): %.1f (total Ir %d over %d calls); budget %d (%.0f %% used)\n",
-         per, total, count, budget, 100 * per / budget
+  printf "instructions per update() (%s): %.1f (total Ir %d over %d calls); budget %d (%.0f %% used)\n",
+         case_name, per, total, count, budget, 100 * per / budget
   if (per > budget) { print "FAIL: over budget"; exit 1 }
 }'

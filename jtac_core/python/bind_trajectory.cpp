@@ -27,16 +27,13 @@
 #include "jtac_core/trajectory_controller.hpp"
 #include "jtac_core/types.hpp"
 
+#include "bind_common.hpp"
+
 namespace py = pybind11;
 
-namespace {
+// ----------------------------------------------------------- shared conversions (bind_common.hpp)
 
-/// Any array-like of numbers, converted to contiguous doubles (lists, tuples, int arrays).
-using InputArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-using OptionalArray = std::optional<InputArray>;
-using Triple = std::tuple<py::array_t<double>, py::array_t<double>, py::array_t<double>>;
-
-constexpr Eigen::Index kAnySize = -1;
+namespace jtac_python {
 
 /// A 1-D array of `expected` entries (or at most kMaxJoints for kAnySize) as a JointVector.
 jtac::JointVector joint_vector(const InputArray& a, const char* name, Eigen::Index expected) {
@@ -65,40 +62,6 @@ py::array_t<double> to_array(const jtac::JointVector& v) {
   return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());
 }
 
-Triple to_triple(const jtac::JointVector& q, const jtac::JointVector& v, const jtac::JointVector& a) {
-  return {to_array(q), to_array(v), to_array(a)};
-}
-
-Triple to_triple(const jtac::JointTrajectoryState& s) {
-  return to_triple(s.position_rad, s.velocity_rad_s, s.acceleration_rad_s2);
-}
-
-jtac::ScalarSample scalar_sample(const std::array<double, 3>& pva) { return {pva[0], pva[1], pva[2]}; }
-
-std::tuple<double, double, double> to_tuple(const jtac::ScalarSample& s) {
-  return {s.position, s.velocity, s.acceleration};
-}
-
-/// One event with its message, rendered when it is polled (the joint names are known then).
-struct PolledEvent {
-  jtac::Event event;
-  std::string message;
-};
-
-/// A stop requested through the cycle input (CycleSeams without the offset).
-struct StopRequest {
-  jtac::ResultCode code = jtac::ResultCode::kForceTorqueThresholdExceeded;
-  int index = -1;
-  double value = 0.0;
-  double limit = 0.0;
-};
-
-/// What update() returns: its status and the cycle's output.
-struct CycleResult {
-  jtac::UpdateStatus status = jtac::UpdateStatus::kOk;
-  jtac::ControllerOutput output;
-};
-
 std::vector<double> double_list(const py::handle& value, const std::string& name) {
   if (value.is_none()) {
     return {};
@@ -110,6 +73,8 @@ std::vector<double> double_list(const py::handle& value, const std::string& name
                                 std::string(py::str(py::type::handle_of(value).attr("__name__"))));
   }
 }
+
+namespace {
 
 jtac::GoalPoint goal_point_from(const py::handle& item, std::size_t index) {
   if (py::isinstance<jtac::GoalPoint>(item)) {
@@ -138,6 +103,8 @@ jtac::GoalPoint goal_point_from(const py::handle& item, std::size_t index) {
   }
   return p;
 }
+
+}  // namespace
 
 /// A TrajectoryGoal from a bound TrajectoryGoal or a dict with the same field names.
 jtac::TrajectoryGoal goal_from(const py::handle& obj) {
@@ -175,6 +142,49 @@ jtac::TrajectoryGoal goal_from(const py::handle& obj) {
   return goal;
 }
 
+}  // namespace jtac_python
+
+namespace {
+
+using jtac_python::double_list;
+using jtac_python::goal_from;
+using jtac_python::InputArray;
+using jtac_python::joint_vector;
+using jtac_python::kAnySize;
+using jtac_python::OptionalArray;
+using jtac_python::PolledEvent;
+using jtac_python::to_array;
+
+using Triple = std::tuple<py::array_t<double>, py::array_t<double>, py::array_t<double>>;
+
+Triple to_triple(const jtac::JointVector& q, const jtac::JointVector& v, const jtac::JointVector& a) {
+  return {to_array(q), to_array(v), to_array(a)};
+}
+
+Triple to_triple(const jtac::JointTrajectoryState& s) {
+  return to_triple(s.position_rad, s.velocity_rad_s, s.acceleration_rad_s2);
+}
+
+jtac::ScalarSample scalar_sample(const std::array<double, 3>& pva) { return {pva[0], pva[1], pva[2]}; }
+
+std::tuple<double, double, double> to_tuple(const jtac::ScalarSample& s) {
+  return {s.position, s.velocity, s.acceleration};
+}
+
+/// A stop requested through the cycle input (CycleSeams without the offset).
+struct StopRequest {
+  jtac::ResultCode code = jtac::ResultCode::kForceTorqueThresholdExceeded;
+  int index = -1;
+  double value = 0.0;
+  double limit = 0.0;
+};
+
+/// What update() returns: its status and the cycle's output.
+struct CycleResult {
+  jtac::UpdateStatus status = jtac::UpdateStatus::kOk;
+  jtac::ControllerOutput output;
+};
+
 /// The JointVector field `member` of ControllerParameters as a numpy property.
 template <jtac::JointVector jtac::ControllerParameters::* member>
 void def_vector_field(py::class_<jtac::ControllerParameters>& cls, const char* name, const char* doc) {
@@ -208,7 +218,9 @@ void bind_enums(py::module_& m) {
       .value("GOAL_SUCCEEDED", jtac::EventType::kGoalSucceeded)
       .value("GOAL_ABORTED", jtac::EventType::kGoalAborted)
       .value("GOAL_CANCELED", jtac::EventType::kGoalCanceled)
-      .value("STOP_STARTED", jtac::EventType::kStopStarted);
+      .value("STOP_STARTED", jtac::EventType::kStopStarted)
+      .value("TARE_SUCCEEDED", jtac::EventType::kTareSucceeded)
+      .value("TARE_FAILED", jtac::EventType::kTareFailed);
   py::enum_<jtac::EventDetail>(m, "EventDetail", "Why, with joint/value/limit giving the numbers")
       .value("NONE", jtac::EventDetail::kNone)
       .value("PATH_TOLERANCE", jtac::EventDetail::kPathTolerance)
@@ -227,7 +239,12 @@ void bind_enums(py::module_& m) {
       .value("TRAJECTORY_IN_THE_PAST", jtac::EventDetail::kTrajectoryInThePast)
       .value("REPLACED_BY_STITCHING", jtac::EventDetail::kReplacedByStitching)
       .value("DEACTIVATED", jtac::EventDetail::kDeactivated)
-      .value("EXTERNAL_STOP", jtac::EventDetail::kExternalStop);
+      .value("EXTERNAL_STOP", jtac::EventDetail::kExternalStop)
+      .value("FORCE_TORQUE_THRESHOLD", jtac::EventDetail::kForceTorqueThreshold)
+      .value("NON_FINITE_WRENCH", jtac::EventDetail::kNonFiniteWrench)
+      .value("ADMITTANCE_NON_FINITE", jtac::EventDetail::kAdmittanceNonFinite)
+      .value("STITCH_PAYLOAD_MISMATCH", jtac::EventDetail::kStitchPayloadMismatch)
+      .value("TARE_WHILE_EXECUTING", jtac::EventDetail::kTareWhileExecuting);
 }
 
 void bind_pure_functions(py::module_& m) {

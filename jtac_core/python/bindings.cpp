@@ -12,6 +12,7 @@
 namespace py = pybind11;
 
 void bind_trajectory(py::module_& m);  // bind_trajectory.cpp
+void bind_jtac(py::module_& m);        // bind_jtac.cpp
 
 namespace {
 
@@ -80,4 +81,5 @@ PYBIND11_MODULE(_native, m) {
           py::arg("q_rad"), py::arg("frame"), "6xn Jacobian [v; w] of `frame` in the base frame");
 
   bind_trajectory(m);
+  bind_jtac(m);
 }

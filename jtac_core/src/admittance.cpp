@@ -10,6 +10,9 @@ namespace jtac {
 
 namespace {
 
+// Regularisation of the null-space projector [m²]: negligible against any usable σ².
+constexpr double kProjectorEpsilon = 1e-12;
+
 // Skew-symmetric matrix of v: skew(v)·w = v × w.
 Eigen::Matrix3d skew(const Eigen::Vector3d& v) noexcept {
   Eigen::Matrix3d m;
@@ -36,6 +39,7 @@ void Admittance::configure(const Kinematics* kinematics, const std::array<int, k
   e_ddot_.setZero(6 * num_tips_);
   JJt_.setZero(6 * num_tips_, 6 * num_tips_);
   J_tip_.setZero(6, num_joints_);
+  null_projector_.setZero(num_joints_, num_joints_);
   q_current_rad_.setZero(num_joints_);
   goal_ = AdmittanceGoal{};
   clear();
@@ -108,6 +112,20 @@ AdmittanceStatus Admittance::step(double dt_s, const JointVector& q_nominal_rad,
   const Eigen::LDLT<StackedSquare> ldlt(JJt_);
   const StackedVector y = ldlt.solve(e_ddot_);
   JointVector q_ddot = J_.transpose() * y - goal_.joint_damping_per_s * offset_velocity_rad_s_;
+  // The tips constrain at most 6 Cartesian directions each; what the joints can do without moving
+  // them (the null space, e.g. a 7-DOF elbow) would drift freely. A critically damped joint-space
+  // spring projected into that null space, N = I − J⁺J, returns the offset there to zero.
+  constexpr double kNullOmega = 2.0 * std::numbers::pi * kNullSpaceFrequencyHz;
+  // J⁺J with an almost undamped J⁺ = Jᵀ(JJᵀ + εI)⁻¹: its eigenvalues σ²/(σ² + ε) lie in [0, 1)
+  // for any ε > 0, so N stays a contraction at singularities, while the motion's λ (which would
+  // let the spring leak into the tips' directions) is not used here.
+  JJt_.diagonal().array() += kProjectorEpsilon - jacobian_damping * jacobian_damping;
+  const Eigen::LDLT<StackedSquare> projector_ldlt(JJt_);
+  null_projector_.noalias() = J_.transpose() * projector_ldlt.solve(J_);
+  null_projector_ = -null_projector_;
+  null_projector_.diagonal().array() += 1.0;
+  q_ddot.noalias() += null_projector_ *
+                      (-(kNullOmega * kNullOmega) * offset_rad_ - 2.0 * kNullOmega * offset_velocity_rad_s_);
   JointVector velocity = offset_velocity_rad_s_ + q_ddot * dt_s;
   JointVector offset = offset_rad_ + velocity * dt_s;
   for (int j = 0; j < num_joints_; ++j) {

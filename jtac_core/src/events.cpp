@@ -40,6 +40,9 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
                                 : std::string("joint #") + std::to_string(e.joint);
   switch (e.detail) {
     case EventDetail::kNone:
+      if (e.type == EventType::kGoalStarted) {
+        return "goal started (time_from_start 0 at t = " + number(e.value) + " s)";
+      }
       return e.type == EventType::kGoalSucceeded ? "goal reached" : "";
     case EventDetail::kPathTolerance:
       return "path tolerance violated: " + joint + " deviates " + number(e.value) +

@@ -117,9 +117,15 @@ void JointTrajectoryAdmittanceController::configure(const JtacConfig& config,
   have_reference_ = false;
   last_goal_id_ = 0;
   apply_goal(nullptr);
+  for (auto& pipeline : pipelines_) {
+    pipeline = ForceTorquePipeline{};  // a reconfigure starts without the old tare or filter state
+  }
+  apply_force_torque_parameters();
   for (int k = 0; k < num_tips_; ++k) {
     pipelines_[static_cast<std::size_t>(k)].reset(Vector6::Zero());
   }
+  goal_active_.store(false, std::memory_order_release);
+  last_mode_ = ControllerMode::kInactive;
 }
 
 std::string JointTrajectoryAdmittanceController::set_parameters(const JtacParameters& parameters) {
@@ -310,8 +316,16 @@ std::string JointTrajectoryAdmittanceController::request_zero_fts(int tip) {
   return "";
 }
 
+void JointTrajectoryAdmittanceController::deactivate(double time_s) noexcept {
+  trajectory_.deactivate(time_s);
+  last_goal_id_ = 0;
+  last_mode_ = ControllerMode::kInactive;
+  goal_active_.store(false, std::memory_order_release);
+}
+
 void JointTrajectoryAdmittanceController::activate() noexcept {
   trajectory_.activate();
+  last_mode_ = ControllerMode::kIdle;
   if (has_sensor_) {
     admittance_.clear();
   }
@@ -330,7 +344,6 @@ void JointTrajectoryAdmittanceController::apply_goal(const AdmittanceGoal* goal)
       tip.threshold = params_.default_absolute_force_torque_threshold;
     }
   }
-  compliance_ = has_sensor_ && current_goal_.enabled();
   if (has_sensor_) {
     admittance_.reset(current_goal_);
   }
@@ -365,7 +378,7 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
     apply_force_torque_parameters();
   }
   seams_ = CycleSeams{};
-  const ControllerMode mode = out.trajectory.mode;  // as of the previous cycle
+  const ControllerMode mode = last_mode_;  // as of the previous cycle
   const bool goal_active = last_goal_id_ != 0;
   const bool tracking = mode == ControllerMode::kExecuting || mode == ControllerMode::kSettling ||
                         mode == ControllerMode::kWaiting;
@@ -419,7 +432,8 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
         seams_.stop_value = r.violated_axis >= 0 ? wrench_raw_sensor[i][r.violated_axis] : 0.0;
       }
     }
-    if (compliance_ && tracking && have_reference_ && !seams_.stop_requested) {
+    // Also without compliance: the springs bring back an offset an earlier goal left.
+    if (tracking && have_reference_ && !seams_.stop_requested) {
       const AdmittanceStatus st =
           admittance_.step(period_s, previous_reference_rad_, wrench_control_, params_.jacobian_damping);
       if (st != AdmittanceStatus::kOk) {
@@ -439,6 +453,7 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
     apply_goal(last_goal_id_ != 0 && goal != nullptr ? &goal->admittance : nullptr);
   }
   goal_active_.store(last_goal_id_ != 0, std::memory_order_release);
+  last_mode_ = out.trajectory.mode;
   if (status != UpdateStatus::kInactive && status != UpdateStatus::kBadInput) {
     previous_reference_rad_ = out.trajectory.reference.position_rad;
     have_reference_ = true;

@@ -596,6 +596,7 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
   if (mode_ == ControllerMode::kInactive || !active_.load(std::memory_order_acquire)) {
     out.command = last_command_;
     out.mode = ControllerMode::kInactive;
+    out.goal_id = 0;
     return UpdateStatus::kInactive;
   }
   if (position_rad.size() != num_joints_ || velocity_rad_s.size() != num_joints_ || !std::isfinite(time_s) ||

@@ -9,6 +9,8 @@
 // The stacked Cartesian accelerations of all tips map to joint accelerations by damped least
 // squares, q̈ = Jᵀ(J·Jᵀ + λ²·I)⁻¹·ë − joint_damping·q̇, integrated into the per-cycle joint offset
 // (semi-implicit Euler). The offset is what TrajectoryController adds to its command (CycleSeams).
+// Joint motion that moves no tip (the null space of the stacked Jacobian) is returned to zero by a
+// critically damped joint-space spring (kNullSpaceFrequencyHz) projected into that null space.
 //
 // configure() claims all memory; reset(), step() are real-time safe (noexcept, no allocation).
 #pragma once
@@ -88,6 +90,8 @@ class Admittance {
  public:
   /// Natural frequency of the spring that keeps unselected axes on the nominal path [Hz].
   static constexpr double kHoldFrequencyHz = 10.0;
+  /// Natural frequency of the joint-space spring that returns the offset's null-space part [Hz].
+  static constexpr double kNullSpaceFrequencyHz = 1.0;
 
   /// `kinematics` must outlive this object; `ee_frames` are Kinematics frame indices, one per tip.
   /// Throws std::invalid_argument on more than kMaxTips tips. Not real-time.
@@ -136,6 +140,8 @@ class Admittance {
   StackedVector e_ddot_;
   StackedSquare JJt_;
   Jacobian J_tip_;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, kMaxJoints, kMaxJoints>
+      null_projector_;
   JointVector q_current_rad_ = JointVector::Zero(0);
 };
 

@@ -117,7 +117,7 @@ class JointTrajectoryAdmittanceController {
   void activate() noexcept;
 
   /// Stops control at once (see TrajectoryController::deactivate). Real-time safe.
-  void deactivate(double time_s) noexcept { trajectory_.deactivate(time_s); }
+  void deactivate(double time_s) noexcept;
 
   /// One control cycle. Real-time safe.
   UpdateStatus update(double time_s, double period_s, const JointVector& position_rad,
@@ -158,7 +158,7 @@ class JointTrajectoryAdmittanceController {
   // Control thread.
   JtacParameters params_;
   AdmittanceGoal current_goal_;  // parameters in force (defaults while idle)
-  bool compliance_ = false;
+  ControllerMode last_mode_ = ControllerMode::kInactive;
   std::uint64_t last_goal_id_ = 0;
   JointVector previous_reference_rad_ = JointVector::Zero(0);
   bool have_reference_ = false;

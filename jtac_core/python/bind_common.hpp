@@ -1,0 +1,48 @@
+// Conversions shared by the binding files (bind_trajectory.cpp defines them; bind_jtac.cpp uses
+// them too): strict array conversion, numpy output, the polled event and the trajectory-goal reader,
+// so that both controllers take and give the same Python types. Conversion only: no algorithm here.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jtac_core/events.hpp"
+#include "jtac_core/trajectory_controller.hpp"
+#include "jtac_core/types.hpp"
+
+namespace jtac_python {
+
+namespace py = pybind11;
+
+/// Any array-like of numbers, converted to contiguous doubles (lists, tuples, int arrays).
+using InputArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+/// An optional array argument (None = not given).
+using OptionalArray = std::optional<InputArray>;
+
+/// `expected` for joint_vector(): any size up to kMaxJoints.
+inline constexpr Eigen::Index kAnySize = -1;
+
+/// A 1-D array of `expected` entries (or at most kMaxJoints for kAnySize) as a JointVector;
+/// std::invalid_argument (ValueError) naming `name` otherwise.
+jtac::JointVector joint_vector(const InputArray& a, const char* name, Eigen::Index expected);
+
+/// A joint vector as a new 1-D numpy array.
+py::array_t<double> to_array(const jtac::JointVector& v);
+
+/// A sequence of numbers as a vector (None = empty); ValueError naming `name` otherwise.
+std::vector<double> double_list(const py::handle& value, const std::string& name);
+
+/// A TrajectoryGoal from a bound TrajectoryGoal or a dict with the same field names.
+jtac::TrajectoryGoal goal_from(const py::handle& obj);
+
+/// One event with its message, rendered when it is polled (the joint names are known then).
+struct PolledEvent {
+  jtac::Event event;
+  std::string message;
+};
+
+}  // namespace jtac_python
