@@ -39,7 +39,6 @@ void Admittance::configure(const Kinematics* kinematics, const std::array<int, k
   e_ddot_.setZero(6 * num_tips_);
   JJt_.setZero(6 * num_tips_, 6 * num_tips_);
   J_tip_.setZero(6, num_joints_);
-  null_projector_.setZero(num_joints_, num_joints_);
   q_current_rad_.setZero(num_joints_);
   goal_ = AdmittanceGoal{};
   clear();
@@ -78,8 +77,8 @@ AdmittanceStatus Admittance::step(double dt_s, const JointVector& q_nominal_rad,
     Eigen::Isometry3d T_base_ee_nominal;
     Eigen::Isometry3d T_base_ee_current;
     if (kinematics_->forward(q_nominal_rad, frame, T_base_ee_nominal) != KinematicsStatus::kOk ||
-        kinematics_->forward(q_current_rad_, frame, T_base_ee_current) != KinematicsStatus::kOk ||
-        kinematics_->jacobian(q_current_rad_, frame, J_tip_) != KinematicsStatus::kOk) {
+        kinematics_->forward_and_jacobian(q_current_rad_, frame, T_base_ee_current, J_tip_) !=
+            KinematicsStatus::kOk) {
       return AdmittanceStatus::kKinematicsFailed;
     }
     const Eigen::Isometry3d T_nominal = T_base_ee_nominal * T_ee_control;
@@ -116,16 +115,15 @@ AdmittanceStatus Admittance::step(double dt_s, const JointVector& q_nominal_rad,
   // them (the null space, e.g. a 7-DOF elbow) would drift freely. A critically damped joint-space
   // spring projected into that null space, N = I − J⁺J, returns the offset there to zero.
   constexpr double kNullOmega = 2.0 * std::numbers::pi * kNullSpaceFrequencyHz;
-  // J⁺J with an almost undamped J⁺ = Jᵀ(JJᵀ + εI)⁻¹: its eigenvalues σ²/(σ² + ε) lie in [0, 1)
-  // for any ε > 0, so N stays a contraction at singularities, while the motion's λ (which would
-  // let the spring leak into the tips' directions) is not used here.
+  // N·w = w − J⁺(J·w) with an almost undamped J⁺ = Jᵀ(JJᵀ + εI)⁻¹: the projector's eigenvalues
+  // σ²/(σ² + ε) lie in [0, 1) for any ε > 0, so N stays a contraction at singularities, while the
+  // motion's λ (which would let the spring leak into the tips' directions) is not used here.
   JJt_.diagonal().array() += kProjectorEpsilon - jacobian_damping * jacobian_damping;
   const Eigen::LDLT<StackedSquare> projector_ldlt(JJt_);
-  null_projector_.noalias() = J_.transpose() * projector_ldlt.solve(J_);
-  null_projector_ = -null_projector_;
-  null_projector_.diagonal().array() += 1.0;
-  q_ddot.noalias() += null_projector_ *
-                      (-(kNullOmega * kNullOmega) * offset_rad_ - 2.0 * kNullOmega * offset_velocity_rad_s_);
+  const JointVector spring =
+      -(kNullOmega * kNullOmega) * offset_rad_ - 2.0 * kNullOmega * offset_velocity_rad_s_;
+  const StackedVector J_spring = J_ * spring;
+  q_ddot += spring - J_.transpose() * projector_ldlt.solve(J_spring);
   JointVector velocity = offset_velocity_rad_s_ + q_ddot * dt_s;
   JointVector offset = offset_rad_ + velocity * dt_s;
   for (int j = 0; j < num_joints_; ++j) {

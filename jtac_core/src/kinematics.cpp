@@ -148,19 +148,31 @@ KinematicsStatus Kinematics::forward(const JointVector& q_rad, int frame,
 
 KinematicsStatus Kinematics::jacobian(const JointVector& q_rad, int frame,
                                       Jacobian& J_base_frame) const noexcept {
+  Eigen::Isometry3d unused;
+  return forward_and_jacobian(q_rad, frame, unused, J_base_frame);
+}
+
+KinematicsStatus Kinematics::forward_and_jacobian(const JointVector& q_rad, int frame,
+                                                  Eigen::Isometry3d& T_base_frame,
+                                                  Jacobian& J_base_frame) const noexcept {
   const int num_frames = impl_ ? static_cast<int>(impl_->model.frames.size()) : 0;
   if (const auto status = check_input(*this, q_rad, frame, num_frames); status != KinematicsStatus::kOk) {
     return status;
   }
   auto& m = *impl_;
   m.set_configuration(q_rad);
+  // computeJointJacobians also runs the forward kinematics: one pass gives pose and Jacobian.
   pinocchio::computeJointJacobians(m.model, m.data, m.q_pin);
-  pinocchio::updateFramePlacements(m.model, m.data);
+  const auto frame_id = static_cast<pinocchio::FrameIndex>(frame);
+  const auto& T_world_base = pinocchio::updateFramePlacement(m.model, m.data, m.base_frame);
+  const auto& T_world_frame = pinocchio::updateFramePlacement(m.model, m.data, frame_id);
+  const pinocchio::SE3 T = T_world_base.actInv(T_world_frame);
+  T_base_frame.linear() = T.rotation();
+  T_base_frame.translation() = T.translation();
   m.J_world.setZero();
   // LOCAL_WORLD_ALIGNED: velocity of the frame origin, axes of the world frame.
-  pinocchio::getFrameJacobian(m.model, m.data, static_cast<pinocchio::FrameIndex>(frame),
-                              pinocchio::LOCAL_WORLD_ALIGNED, m.J_world);
-  const Eigen::Matrix3d R_base_world = m.data.oMf[m.base_frame].rotation().transpose();
+  pinocchio::getFrameJacobian(m.model, m.data, frame_id, pinocchio::LOCAL_WORLD_ALIGNED, m.J_world);
+  const Eigen::Matrix3d R_base_world = T_world_base.rotation().transpose();
   J_base_frame.resize(6, m.num_joints);
   for (int i = 0; i < m.num_joints; ++i) {
     const auto col = m.v_index[static_cast<std::size_t>(i)];

@@ -140,8 +140,6 @@ class Admittance {
   StackedVector e_ddot_;
   StackedSquare JJt_;
   Jacobian J_tip_;
-  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, kMaxJoints, kMaxJoints>
-      null_projector_;
   JointVector q_current_rad_ = JointVector::Zero(0);
 };
 

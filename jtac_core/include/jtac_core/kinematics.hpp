@@ -46,6 +46,10 @@ class Kinematics {
   /// Jacobian of `frame`'s origin, [v; ω] expressed in the base frame. Real-time safe.
   KinematicsStatus jacobian(const JointVector& q_rad, int frame, Jacobian& J_base_frame) const noexcept;
 
+  /// forward() and jacobian() at the same configuration in one kinematics pass. Real-time safe.
+  KinematicsStatus forward_and_jacobian(const JointVector& q_rad, int frame, Eigen::Isometry3d& T_base_frame,
+                                        Jacobian& J_base_frame) const noexcept;
+
   /// Number of controlled joints.
   int num_joints() const noexcept;
 
