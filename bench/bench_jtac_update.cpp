@@ -29,6 +29,7 @@
 
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_core/trajectory_controller.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
@@ -39,36 +40,6 @@ constexpr double kBudgetUs = 1000.0;    // one 1 kHz cycle
 constexpr double kTargetP999Us = 20.0;  // 7 joints, admittance on (shared/notes/anchors.md)
 
 using Clock = std::chrono::steady_clock;
-
-struct Stats {
-  double p50_us;
-  double p99_us;
-  double p999_us;
-  double max_us;
-};
-
-Stats stats(std::vector<double>& samples_us) {
-  std::sort(samples_us.begin(), samples_us.end());
-  const auto at = [&](double q) {
-    return samples_us[static_cast<std::size_t>(q * static_cast<double>(samples_us.size() - 1))];
-  };
-  return {at(0.5), at(0.99), at(0.999), samples_us.back()};
-}
-
-std::string read_file(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> arm_joints(const std::string& arm) {
-  std::vector<std::string> names;
-  for (int i = 1; i <= 7; ++i) {
-    names.push_back(arm + "_joint" + std::to_string(i));
-  }
-  return names;
-}
 
 /// A robot: its description, tips and start pose.
 struct Robot {
@@ -83,9 +54,9 @@ struct Robot {
 Robot fr3() {
   Robot r;
   r.name = "7 joints, 1 tip";
-  r.urdf = read_file(JTAC_FR3_URDF);
+  r.urdf = jtac::test::read_text_file(JTAC_FR3_URDF);
   r.base_frame = "fr3_link0";
-  r.joints = arm_joints("fr3");
+  r.joints = jtac::test::arm_joint_names("fr3");
   r.tips = {{"fr3_ft_sensor", "fr3_ee"}};
   r.q0.resize(7);
   r.q0 << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785;
@@ -93,22 +64,12 @@ Robot fr3() {
 }
 
 Robot dual_arm() {
-  const auto body = [](const char* path) {
-    const std::string text = read_file(path);
-    const auto open = text.find('>', text.find("<robot")) + 1;
-    return text.substr(open, text.rfind("</robot>") - open);
-  };
   Robot r;
   r.name = "14 joints, 2 tips";
-  r.urdf =
-      std::string("<robot name=\"dual\"><link name=\"world\"/>") +
-      "<joint name=\"to_fr3\" type=\"fixed\"><parent link=\"world\"/><child link=\"fr3_link0\"/></joint>" +
-      "<joint name=\"to_panda\" type=\"fixed\"><parent link=\"world\"/><child link=\"panda_link0\"/>" +
-      "<origin xyz=\"0 1 0\" rpy=\"0 0 0\"/></joint>" + body(JTAC_FR3_URDF) + body(JTAC_PANDA_URDF) +
-      "</robot>";
+  r.urdf = jtac::test::dual_arm_urdf(JTAC_FR3_URDF, JTAC_PANDA_URDF);
   r.base_frame = "world";
-  r.joints = arm_joints("fr3");
-  for (const auto& name : arm_joints("panda")) {
+  r.joints = jtac::test::arm_joint_names("fr3");
+  for (const auto& name : jtac::test::arm_joint_names("panda")) {
     r.joints.push_back(name);
   }
   r.tips = {{"fr3_ft_sensor", "fr3_ee"}, {"panda_ft_sensor", "panda_ee"}};
@@ -268,13 +229,13 @@ struct ComposedLoop {
   long goals = 0, executing = 0, failures = 0;
 };
 
-void print_row(const std::string& name, const Stats& s) {
+void print_row(const std::string& name, const jtac::test::LatencyStats& s) {
   std::printf("%-52s %9.3f %9.3f %9.3f %9.3f   %7.3f %% %7.3f %% %7.3f %%\n", name.c_str(), s.p50_us,
               s.p99_us, s.p999_us, s.max_us, 100.0 * s.p50_us / kBudgetUs, 100.0 * s.p999_us / kBudgetUs,
               100.0 * s.max_us / kBudgetUs);
 }
 
-void print_ratio(const Stats& ours, const Stats& base) {
+void print_ratio(const jtac::test::LatencyStats& ours, const jtac::test::LatencyStats& base) {
   std::printf("%-52s %9.2f %9.2f %9.2f %9.2f\n", "  ratio (composed / plain)", ours.p50_us / base.p50_us,
               ours.p99_us / base.p99_us, ours.p999_us / base.p999_us, ours.max_us / base.max_us);
 }
@@ -311,12 +272,12 @@ int main(int argc, char** argv) {
       kPoints, cycles);
   std::printf("%-52s %9s %9s %9s %9s   %9s %9s %9s\n", "[us]", "median", "p99", "p99.9", "max", "med/1ms",
               "p99.9/1ms", "max/1ms");
-  const Stats clock = stats(clock_us);
+  const jtac::test::LatencyStats clock = jtac::test::latency_stats(clock_us);
   print_row("clock overhead (empty region)", clock);
   long failures = 0;
   for (int r = 0; r < 2; ++r) {
-    const Stats base = stats(plain_us[r]);
-    const Stats ours = stats(composed_us[r]);
+    const jtac::test::LatencyStats base = jtac::test::latency_stats(plain_us[r]);
+    const jtac::test::LatencyStats ours = jtac::test::latency_stats(composed_us[r]);
     print_row("baseline: TrajectoryController, " + robots[r].name.substr(0, robots[r].name.find(',')), base);
     print_row("JointTrajectoryAdmittanceController, " + robots[r].name, ours);
     print_ratio(ours, base);

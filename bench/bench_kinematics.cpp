@@ -15,17 +15,12 @@
 #include <vector>
 
 #include "jtac_core/kinematics.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
-struct Stats {
-  double p50_us;
-  double p99_us;
-  double p999_us;
-};
-
 template <class F>
-Stats measure(F&& f, int n) {
+jtac::test::LatencyStats measure(F&& f, int n) {
   std::vector<double> samples_us(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -33,19 +28,14 @@ Stats measure(F&& f, int n) {
     const auto t1 = std::chrono::steady_clock::now();
     samples_us[static_cast<std::size_t>(i)] = std::chrono::duration<double, std::micro>(t1 - t0).count();
   }
-  std::sort(samples_us.begin(), samples_us.end());
-  auto at = [&](double q) { return samples_us[static_cast<std::size_t>(q * (n - 1))]; };
-  return {at(0.5), at(0.99), at(0.999)};
+  return jtac::test::latency_stats(samples_us);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::stoi(argv[1]) : 100000;
-  std::ifstream in(JTAC_FR3_URDF);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string urdf = ss.str();
+  const std::string urdf = jtac::test::read_text_file(JTAC_FR3_URDF);
   std::vector<std::string> joints;
   for (int i = 1; i <= 7; ++i) {
     joints.push_back("fr3_joint" + std::to_string(i));
@@ -67,7 +57,7 @@ int main(int argc, char** argv) {
   pinocchio::Data::Matrix6x J_pin = pinocchio::Data::Matrix6x::Zero(6, model.nv);
 
   double sink = 0.0;  // keeps results alive
-  const Stats base = measure(
+  const jtac::test::LatencyStats base = measure(
       [&](int i) {
         q_pin[0] = 1e-6 * i;
         pinocchio::computeJointJacobians(model, data, q_pin);
@@ -76,7 +66,7 @@ int main(int argc, char** argv) {
         sink += data.oMf[tcp_id].translation().x() + J_pin(0, 0);
       },
       n);
-  const Stats ours = measure(
+  const jtac::test::LatencyStats ours = measure(
       [&](int i) {
         q[0] = 1e-6 * i;
         kin.forward(q, tcp, T);

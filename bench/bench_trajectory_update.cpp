@@ -20,6 +20,7 @@
 
 #include "jtac_core/trajectory.hpp"
 #include "jtac_core/trajectory_controller.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
@@ -31,21 +32,6 @@ constexpr double kBudgetUs = 1000.0;    // one 1 kHz cycle
 constexpr double kTargetP999Us = 20.0;  // shared/notes/anchors.md
 
 using Clock = std::chrono::steady_clock;
-
-struct Stats {
-  double p50_us;
-  double p99_us;
-  double p999_us;
-  double max_us;
-};
-
-Stats stats(std::vector<double>& samples_us) {
-  std::sort(samples_us.begin(), samples_us.end());
-  const auto at = [&](double q) {
-    return samples_us[static_cast<std::size_t>(q * static_cast<double>(samples_us.size() - 1))];
-  };
-  return {at(0.5), at(0.99), at(0.999), samples_us.back()};
-}
 
 // The FR3 ready pose, every joint swinging out and back twice over 10 s (sin² profile).
 struct Swing {
@@ -74,7 +60,7 @@ jtac::TrajectoryGoal make_goal(const std::vector<std::string>& names, const Swin
   return goal;
 }
 
-void print_row(const char* name, const Stats& s) {
+void print_row(const char* name, const jtac::test::LatencyStats& s) {
   std::printf("%-36s %9.3f %9.3f %9.3f %9.3f   %6.3f %% %6.3f %%\n", name, s.p50_us, s.p99_us, s.p999_us,
               s.max_us, 100.0 * s.p50_us / kBudgetUs, 100.0 * s.p999_us / kBudgetUs);
 }
@@ -166,9 +152,9 @@ int main(int argc, char** argv) {
     failures += (e.type == jtac::EventType::kGoalAborted || e.type == jtac::EventType::kGoalCanceled) ? 1 : 0;
   }
 
-  const Stats clock = stats(clock_us);
-  const Stats base = stats(sample_us);
-  const Stats ours = stats(update_us);
+  const jtac::test::LatencyStats clock = jtac::test::latency_stats(clock_us);
+  const jtac::test::LatencyStats base = jtac::test::latency_stats(sample_us);
+  const jtac::test::LatencyStats ours = jtac::test::latency_stats(update_us);
   std::printf(
       "TrajectoryController::update(), %d joints, %d-point quintic goal, %ld cycles (%ld goals, %.1f %% "
       "executing, %ld aborted; sink %.3f)\n",

@@ -22,6 +22,7 @@
 
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_core/trajectory_controller.hpp"
+#include "jtac_test_support.hpp"
 
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -55,13 +56,6 @@ jtac::TrajectoryGoal make_goal(const std::vector<std::string>& names, const doub
     goal.points.push_back(std::move(p));
   }
   return goal;
-}
-
-std::string read_file(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 jtac::ControllerParameters trajectory_parameters() {
@@ -100,7 +94,7 @@ struct JtacCase {
     jtac::JtacConfig config;
     config.trajectory.joint_names = names;
     config.trajectory.max_trajectory_points = kPoints;
-    config.urdf_xml = read_file(JTAC_FR3_URDF);
+    config.urdf_xml = jtac::test::read_text_file(JTAC_FR3_URDF);
     config.base_frame = "fr3_link0";
     config.tips = {{"fr3_ft_sensor", "fr3_ee"}};
     config.has_force_torque_sensor = true;

@@ -28,6 +28,7 @@
 
 #include "jtac_core/events.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_test_support.hpp"
 #include "malloc_counter.hpp"
 
 using jtac::ControllerMode;
@@ -52,13 +53,6 @@ constexpr double kCutoffRatio = 0.05;                  // 50 Hz at 1 kHz
 constexpr double kForceDeadbandN = 0.5;
 constexpr double kTorqueDeadbandNm = 0.05;
 
-std::string read_file(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // ------------------------------------------------------------------------------------ robots
 
 /// One robot model with its tips, start pose and swing amplitudes.
@@ -71,19 +65,11 @@ struct Setup {
   JointVector amplitude_rad;  // of the swing goals
 };
 
-std::vector<std::string> arm_joints(const std::string& arm) {
-  std::vector<std::string> names;
-  for (int i = 1; i <= 7; ++i) {
-    names.push_back(arm + "_joint" + std::to_string(i));
-  }
-  return names;
-}
-
 Setup fr3_setup() {
   Setup s;
-  s.urdf = read_file(JTAC_FR3_URDF);
+  s.urdf = jtac::test::read_text_file(JTAC_FR3_URDF);
   s.base_frame = "fr3_link0";
-  s.joints = arm_joints("fr3");
+  s.joints = jtac::test::arm_joint_names("fr3");
   s.tips = {{"fr3_ft_sensor", "fr3_ee"}};
   s.q_start_rad.resize(7);
   s.q_start_rad << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785;
@@ -94,21 +80,11 @@ Setup fr3_setup() {
 
 // The FR3 and the Panda descriptions under one world link (as in jtac_core/test/test_admittance.cpp).
 Setup dual_arm_setup() {
-  const auto body = [](const char* path) {
-    const std::string text = read_file(path);
-    const auto open = text.find('>', text.find("<robot")) + 1;
-    return text.substr(open, text.rfind("</robot>") - open);
-  };
   Setup s;
-  s.urdf =
-      std::string("<robot name=\"dual\"><link name=\"world\"/>") +
-      "<joint name=\"to_fr3\" type=\"fixed\"><parent link=\"world\"/><child link=\"fr3_link0\"/></joint>" +
-      "<joint name=\"to_panda\" type=\"fixed\"><parent link=\"world\"/><child link=\"panda_link0\"/>" +
-      "<origin xyz=\"0 1 0\" rpy=\"0 0 0\"/></joint>" + body(JTAC_FR3_URDF) + body(JTAC_PANDA_URDF) +
-      "</robot>";
+  s.urdf = jtac::test::dual_arm_urdf(JTAC_FR3_URDF, JTAC_PANDA_URDF);
   s.base_frame = "world";
-  s.joints = arm_joints("fr3");
-  for (const auto& name : arm_joints("panda")) {
+  s.joints = jtac::test::arm_joint_names("fr3");
+  for (const auto& name : jtac::test::arm_joint_names("panda")) {
     s.joints.push_back(name);
   }
   s.tips = {{"fr3_ft_sensor", "fr3_ee"}, {"panda_ft_sensor", "panda_ee"}};

@@ -7,18 +7,12 @@
 #include <vector>
 
 #include "jtac_core/kinematics.hpp"
+#include "jtac_test_support.hpp"
 #include "malloc_counter.hpp"
 
 using jtac::test::count_allocations;
 
 namespace {
-
-std::string fr3_urdf() {
-  std::ifstream in(JTAC_FR3_URDF);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(KinematicsNoAlloc, ForwardAndJacobianAllocateNothing) {
   jtac::Kinematics kin;
@@ -26,7 +20,7 @@ TEST(KinematicsNoAlloc, ForwardAndJacobianAllocateNothing) {
   for (int i = 1; i <= 7; ++i) {
     joints.push_back("fr3_joint" + std::to_string(i));
   }
-  kin.configure(fr3_urdf(), "fr3_link0", joints);
+  kin.configure(jtac::test::read_text_file(JTAC_FR3_URDF), "fr3_link0", joints);
   const int flange = kin.frame_index("fr3_link8");
   jtac::JointVector q(7);
   q << 0.1, -0.785, 0.2, -2.356, 0.1, 1.571, 0.785;

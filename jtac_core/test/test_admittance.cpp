@@ -10,17 +10,11 @@
 #include <vector>
 
 #include "jtac_core/admittance.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
 constexpr double kDt = 0.001;  // [s]
-
-std::string fr3_urdf() {
-  std::ifstream in(JTAC_FR3_URDF);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class AdmittanceLoop : public ::testing::Test {
  protected:
@@ -29,7 +23,7 @@ class AdmittanceLoop : public ::testing::Test {
     for (int i = 1; i <= 7; ++i) {
       joints.push_back("fr3_joint" + std::to_string(i));
     }
-    kin_.configure(fr3_urdf(), "fr3_link0", joints);
+    kin_.configure(jtac::test::read_text_file(JTAC_FR3_URDF), "fr3_link0", joints);
     q_nominal_.resize(7);
     q_nominal_ << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785;  // the FR3 home pose
   }
@@ -138,24 +132,6 @@ TEST_F(AdmittanceLoop, ReturnsToTheNominalPathAfterRelease) {
   EXPECT_LT(admittance_.offset().cwiseAbs().maxCoeff(), 1e-4);
 }
 
-// Two arms (the FR3 and the Panda descriptions under one base, 14 joints): one stacked solve for
-// both tips, each deflecting F/K on its own compliant axis.
-std::string dual_arm_urdf() {
-  const auto body = [](const char* path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    const auto open = text.find('>', text.find("<robot")) + 1;
-    return text.substr(open, text.rfind("</robot>") - open);
-  };
-  return std::string("<robot name=\"dual\"><link name=\"world\"/>") +
-         "<joint name=\"to_fr3\" type=\"fixed\"><parent link=\"world\"/><child link=\"fr3_link0\"/></joint>" +
-         "<joint name=\"to_panda\" type=\"fixed\"><parent link=\"world\"/><child link=\"panda_link0\"/>" +
-         "<origin xyz=\"0 1 0\" rpy=\"0 0 0\"/></joint>" + body(JTAC_FR3_URDF) + body(JTAC_PANDA_URDF) +
-         "</robot>";
-}
-
 TEST(AdmittanceTwoTips, BothTipsDeflectInOneStackedSolve) {
   std::vector<std::string> joints;
   for (const char* arm : {"fr3", "panda"}) {
@@ -164,7 +140,7 @@ TEST(AdmittanceTwoTips, BothTipsDeflectInOneStackedSolve) {
     }
   }
   jtac::Kinematics kin;
-  kin.configure(dual_arm_urdf(), "world", joints);
+  kin.configure(jtac::test::dual_arm_urdf(JTAC_FR3_URDF, JTAC_PANDA_URDF), "world", joints);
   std::array<int, jtac::kMaxTips> frames{};
   frames[0] = kin.frame_index("fr3_tcp");
   frames[1] = kin.frame_index("panda_tcp");

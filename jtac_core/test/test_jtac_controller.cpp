@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
@@ -20,30 +21,15 @@ using jtac::ResultCode;
 
 constexpr double kDt = 0.001;
 
-std::string fr3_urdf() {
-  std::ifstream in(JTAC_FR3_URDF);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> fr3_joints() {
-  std::vector<std::string> names;
-  for (int i = 1; i <= 7; ++i) {
-    names.push_back("fr3_joint" + std::to_string(i));
-  }
-  return names;
-}
-
 class Jtac : public ::testing::Test {
  protected:
   void SetUp() override { configure(true); }
 
   void configure(bool sensor) {
     jtac::JtacConfig config;
-    config.trajectory.joint_names = fr3_joints();
+    config.trajectory.joint_names = jtac::test::arm_joint_names("fr3");
     config.trajectory.max_trajectory_points = 64;
-    config.urdf_xml = fr3_urdf();
+    config.urdf_xml = jtac::test::read_text_file(JTAC_FR3_URDF);
     config.base_frame = "fr3_link0";
     config.tips = {{"fr3_ft_sensor", "fr3_ee"}};
     config.has_force_torque_sensor = sensor;
@@ -51,7 +37,7 @@ class Jtac : public ::testing::Test {
     params_.trajectory.default_path_tolerance_rad = jtac::JointVector::Constant(7, 0.2);
     params_.trajectory.default_goal_tolerance_rad = jtac::JointVector::Constant(7, 0.2);
     ctrl_.configure(config, params_);
-    kin_.configure(config.urdf_xml, "fr3_link0", fr3_joints());
+    kin_.configure(config.urdf_xml, "fr3_link0", jtac::test::arm_joint_names("fr3"));
     ctrl_.activate();
     q_.resize(7);
     q_ << 0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785;
@@ -89,7 +75,7 @@ class Jtac : public ::testing::Test {
   // Holds the current position for `duration` seconds.
   jtac::JtacGoal hold(double duration) const {
     jtac::JtacGoal goal;
-    goal.trajectory.joint_names = fr3_joints();
+    goal.trajectory.joint_names = jtac::test::arm_joint_names("fr3");
     jtac::GoalPoint p;
     p.time_from_start_s = duration;
     const jtac::JointVector q = out_.trajectory.reference.position_rad;

@@ -10,27 +10,16 @@
 #include <vector>
 
 #include "jtac_core/kinematics.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
-std::string read_file(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> fr3_joints() {
-  std::vector<std::string> names;
-  for (int i = 1; i <= 7; ++i) {
-    names.push_back("fr3_joint" + std::to_string(i));
-  }
-  return names;
-}
-
 class Fr3Kinematics : public ::testing::Test {
  protected:
-  void SetUp() override { kin_.configure(read_file(JTAC_FR3_URDF), "fr3_link0", fr3_joints()); }
+  void SetUp() override {
+    kin_.configure(jtac::test::read_text_file(JTAC_FR3_URDF), "fr3_link0",
+                   jtac::test::arm_joint_names("fr3"));
+  }
   jtac::Kinematics kin_;
 };
 
@@ -91,9 +80,9 @@ TEST_F(Fr3Kinematics, RealTimeCallsReportBadInputWithStatus) {
 }
 
 TEST(KinematicsConfigure, ErrorsNameTheUnknownJointOrFrame) {
-  const std::string urdf = read_file(JTAC_FR3_URDF);
+  const std::string urdf = jtac::test::read_text_file(JTAC_FR3_URDF);
   jtac::Kinematics kin;
-  auto joints = fr3_joints();
+  auto joints = jtac::test::arm_joint_names("fr3");
   joints[2] = "elbow_of_doom";
   try {
     kin.configure(urdf, "fr3_link0", joints);
@@ -102,22 +91,23 @@ TEST(KinematicsConfigure, ErrorsNameTheUnknownJointOrFrame) {
     EXPECT_NE(std::string(e.what()).find("'elbow_of_doom'"), std::string::npos) << e.what();
   }
   try {
-    kin.configure(urdf, "world_of_doom", fr3_joints());
+    kin.configure(urdf, "world_of_doom", jtac::test::arm_joint_names("fr3"));
     FAIL() << "an unknown base frame was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'world_of_doom'"), std::string::npos) << e.what();
   }
-  kin.configure(urdf, "fr3_link0", fr3_joints());
+  kin.configure(urdf, "fr3_link0", jtac::test::arm_joint_names("fr3"));
   EXPECT_THROW(kin.frame_index("no_such_frame"), std::invalid_argument);
-  EXPECT_THROW(kin.configure("<robot", "fr3_link0", fr3_joints()), std::invalid_argument);
+  EXPECT_THROW(kin.configure("<robot", "fr3_link0", jtac::test::arm_joint_names("fr3")),
+               std::invalid_argument);
 }
 
 TEST(KinematicsConfigure, LockedJointsLeaveASubChain) {
   // Controlling only joints 1 and 2 locks the rest at zero: the flange must then be where the
   // full model puts it with joints 3..7 at zero.
-  const std::string urdf = read_file(JTAC_FR3_URDF);
+  const std::string urdf = jtac::test::read_text_file(JTAC_FR3_URDF);
   jtac::Kinematics full;
-  full.configure(urdf, "fr3_link0", fr3_joints());
+  full.configure(urdf, "fr3_link0", jtac::test::arm_joint_names("fr3"));
   jtac::Kinematics sub;
   sub.configure(urdf, "fr3_link0", {"fr3_joint1", "fr3_joint2"});
   ASSERT_EQ(sub.num_joints(), 2);
