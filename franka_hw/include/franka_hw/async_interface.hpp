@@ -1,0 +1,156 @@
+// The asynchronous hardware interface (shared/seeds/000_*): a real-time thread owns the device's
+// packet loop, and the controller only ever touches two lock-free buffers, so a slow or jittery
+// controller (or Python) never delays a robot packet.
+//
+// One packet (step_once(), the thread's loop body):
+//   read_once → publish the state (LatestValue: newest wins, never waits) → take the newest
+//   controller sample if one arrived (never waits) → RateMatcher (ramp anchored on the echoed q_d,
+//   feed-forward timed out) → MotionLimiter (jerk/acceleration/velocity under the FR3 limits ×
+//   margin) → write_once.
+// The reference advances by exactly one device period per packet.
+//
+// Anomalous device periods (the tick counter of the state):
+//   - tick delta 0 (a duplicate state): nothing advances; the previous command is written again.
+//   - tick delta > 1 (ticks skipped, the robot re-applied the previous command meanwhile): the
+//     reference still advances by one period only, so consecutive commands never differ by more
+//     than the limiter allows; the lag (delta − 1 periods) is caught up by the next ramp, which is
+//     anchored on the echoed q_d. Counted in Counters::anomalous_ticks.
+//   - first packet: the reference starts at the echoed q_d, at rest.
+//
+// Threads: submit_command() and latest_state() from one controller thread; start()/stop(),
+// step_once() and last_command() from one owner thread, step_once() only while the real-time thread
+// is not running; counters() and latency() from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "franka_hw/device.hpp"
+#include "franka_hw/rate_matching.hpp"
+#include "jtac_core/mailbox.hpp"
+
+namespace jtac::hw {
+
+/// Configuration of an AsyncInterface.
+struct AsyncInterfaceConfig {
+  /// Fraction of the published joint limits the limiter allows, in (0, 1].
+  double limit_margin = 0.8;
+  /// The published limits (FR3 by default).
+  JointLimits limits = kFr3Limits;
+  /// Rate matching (period_s is replaced by the device's period).
+  RateMatcherConfig rate_matching{};
+  /// Try SCHED_FIFO at this priority for the real-time thread (0: leave the scheduler alone).
+  int fifo_priority = 80;
+  /// Pin the real-time thread to this CPU (-1: no pinning).
+  int cpu = -1;
+};
+
+/// Packet counters since construction or reset(); any thread.
+struct AsyncCounters {
+  std::uint64_t packets = 0;              ///< commands written (packets served)
+  std::uint64_t commands_received = 0;    ///< controller samples taken by the real-time side
+  std::uint64_t commands_refused = 0;     ///< non-finite samples refused by submit_command()
+  std::uint64_t held_packets = 0;         ///< packets with no sample in force (timed out or none)
+  std::uint64_t limiter_activations = 0;  ///< packets where a limit shaped the command
+  std::uint64_t largest_command_gap = 0;  ///< most packets between two controller samples
+  std::uint64_t anomalous_ticks = 0;      ///< states whose tick delta was not 1
+  std::uint64_t device_errors = 0;        ///< read/write calls that returned an error
+};
+
+/// Read-to-write latency (dEXT) over the last kLatencyWindow packets [s].
+struct LatencyStats {
+  std::uint64_t samples = 0;
+  double min_s = 0.0;
+  double median_s = 0.0;
+  double p99_s = 0.0;
+  double max_s = 0.0;
+};
+
+/// The asynchronous interface over one Device.
+class AsyncInterface {
+ public:
+  /// Packets in the latency window.
+  static constexpr std::size_t kLatencyWindow = 1024;
+
+  /// Holds `device` by reference; it must outlive the interface. Not real-time safe.
+  explicit AsyncInterface(Device& device, const AsyncInterfaceConfig& config = {});
+  ~AsyncInterface();
+  AsyncInterface(const AsyncInterface&) = delete;
+  AsyncInterface& operator=(const AsyncInterface&) = delete;
+
+  /// Starts the real-time thread (false if it already runs). Tries SCHED_FIFO and the CPU pin; a
+  /// refusal prints one warning to stderr and the thread runs anyway. Throws std::system_error when
+  /// no thread can be made. Not real-time safe.
+  bool start();
+  /// Stops and joins the real-time thread (after the packet in progress). Idempotent.
+  void stop();
+  /// True while the real-time thread runs.
+  bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+  /// The status that ended the thread's loop (kOk while running or after stop()).
+  DeviceStatus exit_status() const noexcept { return exit_status_.load(std::memory_order_acquire); }
+
+  /// One packet on the caller's thread (lockstep tests, a synchronous loop). Only while the thread
+  /// is not running (returns kNotConfigured otherwise). Real-time safe.
+  DeviceStatus step_once() noexcept;
+
+  /// Controller side: the newest state; false until the first packet. Never waits. One thread.
+  bool latest_state(DeviceState& state) noexcept;
+  /// Controller side: hands over a sample; false (refused, counted, the previous one stays in
+  /// force) for a non-finite value. Never waits; a newer sample replaces one not yet taken.
+  bool submit_command(const JointArray& q_rad, const JointArray& dq_rad_s, double controller_time_s) noexcept;
+
+  /// The last command written to the device (the owner thread, or after stop()).
+  const DeviceCommand& last_command() const noexcept { return command_; }
+  /// The limiter and the rate matcher (inspection by the owner thread while stopped).
+  const MotionLimiter& limiter() const noexcept { return limiter_; }
+  const RateMatcher& rate_matcher() const noexcept { return matcher_; }
+
+  /// Counters; any thread.
+  AsyncCounters counters() const noexcept;
+  /// dEXT statistics over the last kLatencyWindow packets; any thread, no allocation.
+  LatencyStats latency() const noexcept;
+
+ private:
+  void run() noexcept;
+  DeviceStatus packet() noexcept;
+  void configure_thread() const;
+
+  Device& device_;
+  AsyncInterfaceConfig config_;
+  double period_s_;
+  RateMatcher matcher_;
+  MotionLimiter limiter_;
+
+  LatestValue<DeviceState> state_buffer_;
+  LatestValue<CommandSample> command_buffer_;
+  DeviceState controller_state_{};  // the controller's copy of the newest state
+  bool controller_has_state_ = false;
+
+  // Real-time side.
+  DeviceState state_{};
+  DeviceCommand command_{};
+  RateTarget target_{};
+  bool started_ = false;  // a first packet was read
+  std::uint64_t last_tick_ = 0;
+  std::uint64_t last_sample_packet_ = 0;
+  bool had_sample_ = false;
+
+  std::atomic<std::uint64_t> packets_{0};
+  std::atomic<std::uint64_t> commands_received_{0};
+  std::atomic<std::uint64_t> commands_refused_{0};
+  std::atomic<std::uint64_t> held_packets_{0};
+  std::atomic<std::uint64_t> limiter_activations_{0};
+  std::atomic<std::uint64_t> largest_command_gap_{0};
+  std::atomic<std::uint64_t> anomalous_ticks_{0};
+  std::atomic<std::uint64_t> device_errors_{0};
+  std::array<std::atomic<std::int64_t>, kLatencyWindow> latency_ns_{};
+
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<DeviceStatus> exit_status_{DeviceStatus::kOk};
+  std::thread thread_;
+};
+
+}  // namespace jtac::hw

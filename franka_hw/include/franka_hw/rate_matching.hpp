@@ -1,0 +1,183 @@
+// Rate matching between a controller that runs at its own rate (1 kHz down to 125 Hz, jittered) and
+// a device that takes one command per 1 ms packet; and the final jerk/acceleration/velocity limiter.
+// Both are pure: no threads, no clocks, no allocation, nothing throws (shared/seeds/000_*, and the
+// rate-matching table of shared/notes/franka.md: ramp with the measured velocity, anchor on the
+// robot's echoed q_d, time the feed-forward out, finish with a limiter with margin).
+//
+// Time. The position-domain reference advances by exactly one device period per packet: every
+// RateMatcher::next() and MotionLimiter::step() is one period, whatever the host clock or the
+// controller's timestamps say. The only use of time between controller samples is the velocity
+// estimate (v = Δq / measured interval), see RateMatcher.
+#pragma once
+
+#include <cstdint>
+
+#include "franka_hw/device.hpp"
+
+namespace jtac::hw {
+
+/// Per-joint kinematic limits [rad/s, rad/s², rad/s³].
+struct JointLimits {
+  JointArray dq_max_rad_s{};
+  JointArray ddq_max_rad_s2{};
+  JointArray dddq_max_rad_s3{};
+};
+
+/// The FR3's published joint limits: jtac_py/robots/tables.py `FR3` (dq_max_rad_s, ddq_max_rad_s2,
+/// dddq_max_rad_s3: [FD] joint_limits.yaml, [FCI]/[LF] >= 0.10 kMaxJointAcceleration/kMaxJointJerk).
+inline constexpr JointLimits kFr3Limits = {
+    {2.62, 2.62, 2.62, 2.62, 5.26, 4.18, 5.26},
+    {10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0},
+    {5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0},
+};
+
+/// Per-joint velocity/acceleration/jerk limiter on a position reference, one device period a step.
+///
+/// State per joint: position q, velocity v, acceleration a of the reference. Each step chooses the
+/// new acceleration a' (then v' = v + a'·T, q' = q + v'·T) as close as possible to the wish of a
+/// tracking law, inside the intersection of
+///   jerk:          |a' − a| ≤ j·T,
+///   acceleration:  |a'| ≤ a_max,
+///   velocity:      |v'| ≤ v_max, and v' ± a'·|a'|/(2j) within ±v_max (the acceleration can still be
+///                  brought to zero at full jerk before the velocity bound is crossed),
+/// with every limit = published limit × margin. If the previous step satisfied these, the next one
+/// always has a solution (braking at full jerk is one), so the three bounds hold at every step.
+/// The tracking law: the velocity wish is the target's velocity plus a correction of the position
+/// error (dead-beat when small, a braking curve at half the acceleration limit when large); the
+/// acceleration wish reaches that velocity, capped on the jerk-limited braking curve so that the
+/// velocity does not overshoot. A smooth target within the limits passes through unchanged.
+class MotionLimiter {
+ public:
+  /// `period_s` > 0: the device period; `margin` in (0, 1]: fraction of `limits` used.
+  explicit MotionLimiter(double period_s = 0.001, double margin = 0.8,
+                         const JointLimits& limits = kFr3Limits) noexcept;
+
+  /// The reference at q_rad, at rest. Real-time safe.
+  void reset(const JointArray& q_rad) noexcept;
+
+  /// One period toward `q_target_rad` (where the reference should be after this step) moving at
+  /// `dq_target_rad_s`. Returns true when a limit changed the result (a limiter activation).
+  /// Non-finite targets are treated as braking. Real-time safe.
+  bool step(const JointArray& q_target_rad, const JointArray& dq_target_rad_s) noexcept;
+
+  /// One period decelerating toward rest wherever the reference is (no position target).
+  /// Returns true when a limit shaped the result. Real-time safe.
+  bool brake() noexcept;
+
+  /// The reference after the last step [rad], its velocity [rad/s] and acceleration [rad/s²].
+  const JointArray& q_rad() const noexcept { return q_; }
+  const JointArray& dq_rad_s() const noexcept { return v_; }
+  const JointArray& ddq_rad_s2() const noexcept { return a_; }
+
+  /// The limits in force (published × margin).
+  const JointLimits& limits() const noexcept { return limits_; }
+  double period_s() const noexcept { return period_s_; }
+  double margin() const noexcept { return margin_; }
+
+ private:
+  bool step_joint(int i, double a_wish) noexcept;
+  double acceleration_wish(int i, double v_wish) const noexcept;
+
+  double period_s_;
+  double margin_;
+  JointLimits limits_{};
+  JointArray q_{};
+  JointArray v_{};
+  JointArray a_{};
+};
+
+/// A controller sample: where the controller wants the arm, and the controller's own time stamp.
+struct CommandSample {
+  JointArray q_rad{};
+  JointArray dq_rad_s{};
+  double controller_time_s = 0.0;
+};
+
+/// True when every value of the sample is finite.
+bool is_finite(const CommandSample& sample) noexcept;
+
+/// Configuration of a RateMatcher.
+struct RateMatcherConfig {
+  /// The device period T [s].
+  double period_s = 0.001;
+  /// Hold (brake to rest) when no sample came for this many measured controller intervals.
+  double hold_after_intervals = 2.0;
+  /// Interval assumed for the first sample (nothing measured yet) [s].
+  double initial_interval_s = 0.008;
+  /// Weight of each new interval in the smoothed controller interval D (1: the last one only).
+  double interval_smoothing = 0.05;
+  /// Longest D [device periods].
+  double max_ramp_periods = 64.0;
+  /// The controller's time stamps give the interval only while they agree with the device's own
+  /// count of ticks between the arrivals within this factor (stamp/ticks in [1/f, f]).
+  double stamp_agreement_factor = 2.0;
+};
+
+/// What the rate matcher wants the reference to do at the next packet.
+struct RateTarget {
+  JointArray q_rad{};
+  JointArray dq_rad_s{};
+  /// True when no sample is in force (none yet, or timed out): brake to rest, ignore q/dq.
+  bool hold = true;
+};
+
+/// Turns controller samples at any rate into one target per device packet.
+///
+/// On a sample (on_sample()): the interval since the previous sample is measured in device time
+/// (ticks between the arrivals × T), or by the controller's stamps when they agree with it (they
+/// carry the sampling instant, free of the delivery jitter); v = Δq / interval. D, the smoothed
+/// controller interval in packets (intervals that timed out excluded), is the delay of the
+/// reconstruction: k packets after the sample the target is
+///   sample + v·(k − D)·T + e·max(0, 1 − k/D),   e = q_d_echo − (sample − v·D·T),
+/// i.e. the trajectory delayed by one controller interval, continued at the measured velocity, and
+/// starting from the robot's echoed desired position (the anchor), whose offset e is ramped out
+/// over D packets. With a steady controller e = 0 and the anchor is the previous sample: a 125 Hz
+/// staircase becomes one riser spread over 8 packets at the measured velocity. With a jittered one
+/// an early or late sample only changes e, not the slope by the ratio of the intervals.
+/// After hold_after_intervals · D packets without a sample the feed-forward times out: hold, the
+/// limiter brakes to rest. A non-finite sample is refused (the previous one stays in force).
+class RateMatcher {
+ public:
+  explicit RateMatcher(const RateMatcherConfig& config = {}) noexcept;
+
+  /// Forgets every sample (the next target holds). Real-time safe.
+  void reset() noexcept;
+
+  /// Takes the newest controller sample, arrived when the device was at `tick`, with the robot's
+  /// echo `q_d_echo_rad` as the ramp's anchor. False (and nothing changes) for a non-finite sample
+  /// or anchor. Real-time safe.
+  bool on_sample(const CommandSample& sample, const JointArray& q_d_echo_rad, std::uint64_t tick) noexcept;
+
+  /// The target of the next packet; advances the reference time by one period. Real-time safe.
+  void next(RateTarget& target) noexcept;
+
+  /// Packets served (next() calls) since reset; the reference time is packets() · T.
+  std::uint64_t packets() const noexcept { return packets_; }
+  /// Reference time [s] = packets() · period_s, never host time.
+  double reference_time_s() const noexcept { return static_cast<double>(packets_) * config_.period_s; }
+  /// The interval measured at the last sample [s], and whether the stamps gave it.
+  double last_interval_s() const noexcept { return interval_s_; }
+  bool last_interval_from_stamps() const noexcept { return interval_from_stamps_; }
+  /// Packets since the last sample (0 right after on_sample()).
+  std::uint64_t packets_since_sample() const noexcept { return since_sample_; }
+  /// True while the feed-forward is timed out (or no sample came yet).
+  bool holding() const noexcept { return holding_; }
+
+  const RateMatcherConfig& config() const noexcept { return config_; }
+
+ private:
+  RateMatcherConfig config_;
+  bool has_sample_ = false;
+  bool holding_ = true;
+  CommandSample sample_{};
+  std::uint64_t sample_tick_ = 0;
+  JointArray anchor_offset_{};
+  JointArray v_meas_{};
+  double delay_packets_ = 1.0;
+  double interval_s_ = 0.0;
+  bool interval_from_stamps_ = false;
+  std::uint64_t since_sample_ = 0;
+  std::uint64_t packets_ = 0;
+};
+
+}  // namespace jtac::hw

@@ -1,0 +1,258 @@
+#include "franka_hw/async_interface.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+namespace jtac::hw {
+
+namespace {
+
+std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void store_max(std::atomic<std::uint64_t>& target, std::uint64_t value) noexcept {
+  std::uint64_t current = target.load(std::memory_order_relaxed);
+  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
+}
+
+void bump(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, std::memory_order_relaxed); }
+
+RateMatcherConfig matcher_config(const AsyncInterfaceConfig& config, double period_s) noexcept {
+  RateMatcherConfig result = config.rate_matching;
+  result.period_s = period_s;
+  return result;
+}
+
+}  // namespace
+
+AsyncInterface::AsyncInterface(Device& device, const AsyncInterfaceConfig& config)
+    : device_(device),
+      config_(config),
+      period_s_(device.period_s() > 0.0 ? device.period_s() : 0.001),
+      matcher_(matcher_config(config, period_s_)),
+      limiter_(period_s_, config.limit_margin, config.limits) {
+  for (auto& slot : latency_ns_) {
+    slot.store(-1, std::memory_order_relaxed);
+  }
+}
+
+AsyncInterface::~AsyncInterface() { stop(); }
+
+bool AsyncInterface::start() {
+  if (thread_.joinable()) {
+    return false;
+  }
+  stop_requested_.store(false, std::memory_order_release);
+  exit_status_.store(DeviceStatus::kOk, std::memory_order_release);
+  running_.store(true, std::memory_order_release);
+  try {
+    thread_ = std::thread([this] {
+      configure_thread();
+      run();
+    });
+  } catch (...) {
+    running_.store(false, std::memory_order_release);
+    throw;
+  }
+  return true;
+}
+
+void AsyncInterface::stop() {
+  stop_requested_.store(true, std::memory_order_release);
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  running_.store(false, std::memory_order_release);
+}
+
+void AsyncInterface::configure_thread() const {
+  // Before the loop: the only place this thread may print.
+  if (config_.fifo_priority > 0) {
+    sched_param param{};
+    param.sched_priority = config_.fifo_priority;
+    const int error = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+    if (error != 0) {
+      std::fprintf(stderr,
+                   "jtac::hw::AsyncInterface: SCHED_FIFO %d refused (%s); running at normal priority\n",
+                   config_.fifo_priority, std::strerror(error));
+    }
+  }
+  if (config_.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<std::size_t>(config_.cpu), &set);
+    const int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (error != 0) {
+      std::fprintf(stderr, "jtac::hw::AsyncInterface: pinning to CPU %d refused (%s); running unpinned\n",
+                   config_.cpu, std::strerror(error));
+    }
+  }
+}
+
+void AsyncInterface::run() noexcept {
+  while (!stop_requested_.load(std::memory_order_acquire)) {
+    const DeviceStatus status = packet();
+    if (status == DeviceStatus::kDeviceError || status == DeviceStatus::kNotConfigured ||
+        status == DeviceStatus::kMotionFinished) {
+      exit_status_.store(status, std::memory_order_release);
+      break;
+    }
+  }
+  running_.store(false, std::memory_order_release);
+}
+
+DeviceStatus AsyncInterface::step_once() noexcept {
+  if (running_.load(std::memory_order_acquire)) {
+    return DeviceStatus::kNotConfigured;
+  }
+  return packet();
+}
+
+DeviceStatus AsyncInterface::packet() noexcept {
+  const DeviceStatus read_status = device_.read_once(state_);
+  const std::int64_t read_ns = steady_ns();
+  if (read_status != DeviceStatus::kOk) {
+    bump(device_errors_);
+    return read_status;
+  }
+
+  // Publish the state (newest wins, never waits).
+  state_buffer_.write_buffer() = state_;
+  state_buffer_.publish();
+
+  const std::uint64_t packet_index = packets_.load(std::memory_order_relaxed);
+  if (!started_) {
+    limiter_.reset(state_.q_d_rad);
+    matcher_.reset();
+    started_ = true;
+  } else {
+    const std::uint64_t delta = state_.tick - last_tick_;
+    if (delta != 1) {
+      bump(anomalous_ticks_);
+    }
+    if (delta == 0) {
+      // A duplicate state: nothing advances, the previous command goes out again.
+      const DeviceStatus write_status = device_.write_once(command_);
+      if (write_status != DeviceStatus::kOk) {
+        bump(device_errors_);
+      }
+      return write_status;
+    }
+  }
+  last_tick_ = state_.tick;
+
+  // The newest controller sample, if one arrived (never waits).
+  if (const CommandSample* sample = command_buffer_.take_new()) {
+    if (matcher_.on_sample(*sample, state_.q_d_rad, state_.tick)) {
+      bump(commands_received_);
+      if (had_sample_) {
+        store_max(largest_command_gap_, packet_index - last_sample_packet_);
+      }
+      had_sample_ = true;
+      last_sample_packet_ = packet_index;
+    }
+  } else if (had_sample_) {
+    store_max(largest_command_gap_, packet_index - last_sample_packet_);
+  }
+
+  matcher_.next(target_);
+  bool limited = false;
+  if (target_.hold) {
+    bump(held_packets_);
+    limited = limiter_.brake();
+  } else {
+    limited = limiter_.step(target_.q_rad, target_.dq_rad_s);
+  }
+  if (limited) {
+    bump(limiter_activations_);
+  }
+  command_.q_d_rad = limiter_.q_rad();
+  command_.dq_d_rad_s = limiter_.dq_rad_s();
+  command_.motion_finished = false;
+
+  const DeviceStatus write_status = device_.write_once(command_);
+  const std::int64_t write_ns = steady_ns();
+  latency_ns_[packet_index % kLatencyWindow].store(write_ns - read_ns, std::memory_order_relaxed);
+  packets_.store(packet_index + 1, std::memory_order_relaxed);
+  if (write_status != DeviceStatus::kOk) {
+    bump(device_errors_);
+  }
+  return write_status;
+}
+
+bool AsyncInterface::latest_state(DeviceState& state) noexcept {
+  if (const DeviceState* newest = state_buffer_.take_new()) {
+    controller_state_ = *newest;
+    controller_has_state_ = true;
+  }
+  if (controller_has_state_) {
+    state = controller_state_;
+  }
+  return controller_has_state_;
+}
+
+bool AsyncInterface::submit_command(const JointArray& q_rad, const JointArray& dq_rad_s,
+                                    double controller_time_s) noexcept {
+  CommandSample& sample = command_buffer_.write_buffer();
+  sample.q_rad = q_rad;
+  sample.dq_rad_s = dq_rad_s;
+  sample.controller_time_s = controller_time_s;
+  if (!is_finite(sample)) {
+    bump(commands_refused_);
+    return false;
+  }
+  command_buffer_.publish();
+  return true;
+}
+
+AsyncCounters AsyncInterface::counters() const noexcept {
+  AsyncCounters result;
+  result.packets = packets_.load(std::memory_order_relaxed);
+  result.commands_received = commands_received_.load(std::memory_order_relaxed);
+  result.commands_refused = commands_refused_.load(std::memory_order_relaxed);
+  result.held_packets = held_packets_.load(std::memory_order_relaxed);
+  result.limiter_activations = limiter_activations_.load(std::memory_order_relaxed);
+  result.largest_command_gap = largest_command_gap_.load(std::memory_order_relaxed);
+  result.anomalous_ticks = anomalous_ticks_.load(std::memory_order_relaxed);
+  result.device_errors = device_errors_.load(std::memory_order_relaxed);
+  return result;
+}
+
+LatencyStats AsyncInterface::latency() const noexcept {
+  std::array<std::int64_t, kLatencyWindow> window{};
+  std::size_t n = 0;
+  for (const auto& slot : latency_ns_) {
+    const std::int64_t value = slot.load(std::memory_order_relaxed);
+    if (value >= 0) {
+      window[n++] = value;
+    }
+  }
+  LatencyStats stats;
+  stats.samples = n;
+  if (n == 0) {
+    return stats;
+  }
+  const auto begin = window.begin();
+  const auto end = window.begin() + static_cast<std::ptrdiff_t>(n);
+  std::sort(begin, end);
+  const auto at = [&](double fraction) {
+    const auto index = static_cast<std::size_t>(fraction * static_cast<double>(n - 1) + 0.5);
+    return static_cast<double>(window[std::min(index, n - 1)]) * 1e-9;
+  };
+  stats.min_s = at(0.0);
+  stats.median_s = at(0.5);
+  stats.p99_s = at(0.99);
+  stats.max_s = at(1.0);
+  return stats;
+}
+
+}  // namespace jtac::hw

@@ -1,0 +1,218 @@
+#include "franka_hw/rate_matching.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace jtac::hw {
+
+namespace {
+
+bool all_finite(const JointArray& values) noexcept {
+  return std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); });
+}
+
+double sign(double x) noexcept { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- MotionLimiter
+
+MotionLimiter::MotionLimiter(double period_s, double margin, const JointLimits& limits) noexcept
+    : period_s_(period_s > 0.0 && std::isfinite(period_s) ? period_s : 0.001),
+      margin_(margin > 0.0 && margin <= 1.0 ? margin : 0.8) {
+  for (int i = 0; i < kNumJoints; ++i) {
+    limits_.dq_max_rad_s[i] = margin_ * limits.dq_max_rad_s[i];
+    limits_.ddq_max_rad_s2[i] = margin_ * limits.ddq_max_rad_s2[i];
+    limits_.dddq_max_rad_s3[i] = margin_ * limits.dddq_max_rad_s3[i];
+  }
+}
+
+void MotionLimiter::reset(const JointArray& q_rad) noexcept {
+  q_ = q_rad;
+  v_.fill(0.0);
+  a_.fill(0.0);
+}
+
+double MotionLimiter::acceleration_wish(int i, double v_wish) const noexcept {
+  const double dv = v_wish - v_[i];
+  const double a_dead_beat = dv / period_s_;
+  // On the jerk-limited braking curve the acceleration can reach zero exactly when the velocity
+  // reaches v_wish; the j·T term keeps a smooth target's own acceleration passing unchanged.
+  const double j = limits_.dddq_max_rad_s3[i];
+  const double a_cap = std::sqrt(2.0 * j * std::abs(dv)) + j * period_s_;
+  return std::clamp(a_dead_beat, -a_cap, a_cap);
+}
+
+bool MotionLimiter::step_joint(int i, double a_wish) noexcept {
+  const double T = period_s_;
+  const double v_max = limits_.dq_max_rad_s[i];
+  const double a_max = limits_.ddq_max_rad_s2[i];
+  const double j_max = limits_.dddq_max_rad_s3[i];
+  const double v = v_[i];
+  const double a = a_[i];
+
+  // The jerk and acceleration box, always non-empty while |a| ≤ a_max.
+  const double box_lo = std::max(a - j_max * T, -a_max);
+  const double box_hi = std::min(a + j_max * T, a_max);
+  double lo = box_lo;
+  double hi = box_hi;
+  // |v'| ≤ v_max.
+  hi = std::min(hi, (v_max - v) / T);
+  lo = std::max(lo, (-v_max - v) / T);
+  // The acceleration must still be brought to zero at full jerk before the velocity bound:
+  // v + a'T + a'|a'|/(2j) ≤ v_max, solved for a' (the left side grows with a').
+  const double jT = j_max * T;
+  if (v_max - v >= 0.0) {
+    hi = std::min(hi, -jT + std::sqrt(jT * jT + 2.0 * j_max * (v_max - v)));
+  }
+  if (v_max + v >= 0.0) {
+    lo = std::max(lo, jT - std::sqrt(jT * jT + 2.0 * j_max * (v_max + v)));
+  }
+  double a_new = a_wish;
+  if (lo <= hi) {
+    a_new = std::clamp(a_wish, lo, hi);
+  } else {
+    // Only from a state that broke the invariant (never after reset()): keep jerk and
+    // acceleration, get as close to the velocity bounds as they allow.
+    a_new = std::clamp(0.5 * (lo + hi), box_lo, box_hi);
+  }
+  const bool limited = std::abs(a_new - a_wish) > 1e-9 * std::max(1.0, std::abs(a_wish));
+  a_[i] = a_new;
+  v_[i] = v + a_new * T;
+  q_[i] += v_[i] * T;
+  return limited;
+}
+
+bool MotionLimiter::step(const JointArray& q_target_rad, const JointArray& dq_target_rad_s) noexcept {
+  if (!all_finite(q_target_rad) || !all_finite(dq_target_rad_s)) {
+    return brake();
+  }
+  bool limited = false;
+  for (int i = 0; i < kNumJoints; ++i) {
+    // Position error beyond what the target's own velocity covers in this step.
+    const double e = q_target_rad[i] - q_[i] - dq_target_rad_s[i] * period_s_;
+    const double a_brake = 0.5 * limits_.ddq_max_rad_s2[i];
+    const double correction =
+        sign(e) * std::min(std::abs(e) / period_s_, std::sqrt(2.0 * a_brake * std::abs(e)));
+    const double v_wish = dq_target_rad_s[i] + correction;
+    limited = step_joint(i, acceleration_wish(i, v_wish)) || limited;
+  }
+  return limited;
+}
+
+bool MotionLimiter::brake() noexcept {
+  bool limited = false;
+  for (int i = 0; i < kNumJoints; ++i) {
+    limited = step_joint(i, acceleration_wish(i, 0.0)) || limited;
+  }
+  return limited;
+}
+
+// ---------------------------------------------------------------- RateMatcher
+
+bool is_finite(const CommandSample& sample) noexcept {
+  return all_finite(sample.q_rad) && all_finite(sample.dq_rad_s) && std::isfinite(sample.controller_time_s);
+}
+
+RateMatcher::RateMatcher(const RateMatcherConfig& config) noexcept : config_(config) {
+  if (!(config_.period_s > 0.0) || !std::isfinite(config_.period_s)) {
+    config_.period_s = 0.001;
+  }
+  if (!(config_.hold_after_intervals >= 1.0)) {
+    config_.hold_after_intervals = 1.0;
+  }
+  if (!(config_.initial_interval_s >= config_.period_s)) {
+    config_.initial_interval_s = config_.period_s;
+  }
+  if (!(config_.interval_smoothing > 0.0 && config_.interval_smoothing <= 1.0)) {
+    config_.interval_smoothing = 1.0;
+  }
+  if (!(config_.max_ramp_periods >= 1.0)) {
+    config_.max_ramp_periods = 1.0;
+  }
+  if (!(config_.stamp_agreement_factor >= 1.0)) {
+    config_.stamp_agreement_factor = 1.0;
+  }
+}
+
+void RateMatcher::reset() noexcept {
+  has_sample_ = false;
+  holding_ = true;
+  since_sample_ = 0;
+  packets_ = 0;
+  interval_s_ = 0.0;
+  interval_from_stamps_ = false;
+  v_meas_.fill(0.0);
+}
+
+bool RateMatcher::on_sample(const CommandSample& sample, const JointArray& q_d_echo_rad,
+                            std::uint64_t tick) noexcept {
+  if (!is_finite(sample) || !all_finite(q_d_echo_rad)) {
+    return false;
+  }
+  const double T = config_.period_s;
+  if (has_sample_) {
+    // Device time between the arrivals; at least one period (two samples in one packet: the
+    // newest replaces the older one and the interval is one period).
+    const std::uint64_t ticks = tick > sample_tick_ ? tick - sample_tick_ : 1;
+    const double device_interval_s = static_cast<double>(ticks) * T;
+    const double stamp_interval_s = sample.controller_time_s - sample_.controller_time_s;
+    const double f = config_.stamp_agreement_factor;
+    interval_from_stamps_ =
+        stamp_interval_s >= device_interval_s / f && stamp_interval_s <= device_interval_s * f;
+    interval_s_ = interval_from_stamps_ ? stamp_interval_s : device_interval_s;
+    for (int i = 0; i < kNumJoints; ++i) {
+      v_meas_[i] = (sample.q_rad[i] - sample_.q_rad[i]) / interval_s_;
+    }
+  } else {
+    interval_s_ = config_.initial_interval_s;
+    interval_from_stamps_ = false;
+    v_meas_.fill(0.0);
+  }
+  // The delay D of the reconstruction: the smoothed controller interval, fed only with intervals
+  // that did not time out (a stall must not stretch the ramps that follow it).
+  const double interval_packets = interval_s_ / T;
+  if (!has_sample_) {
+    delay_packets_ = std::clamp(interval_packets, 1.0, config_.max_ramp_periods);
+  } else if (interval_packets <= config_.hold_after_intervals * delay_packets_) {
+    delay_packets_ += config_.interval_smoothing * (interval_packets - delay_packets_);
+    delay_packets_ = std::clamp(delay_packets_, 1.0, config_.max_ramp_periods);
+  }
+  // The anchor's offset from the reconstruction (sample − v·D) at this instant, ramped out over D.
+  for (int i = 0; i < kNumJoints; ++i) {
+    anchor_offset_[i] = q_d_echo_rad[i] - (sample.q_rad[i] - v_meas_[i] * delay_packets_ * T);
+  }
+  sample_ = sample;
+  sample_tick_ = tick;
+  has_sample_ = true;
+  holding_ = false;
+  since_sample_ = 0;
+  return true;
+}
+
+void RateMatcher::next(RateTarget& target) noexcept {
+  ++packets_;
+  if (!has_sample_) {
+    target.hold = true;
+    holding_ = true;
+    return;
+  }
+  ++since_sample_;
+  const double k = static_cast<double>(since_sample_);
+  const double T = config_.period_s;
+  if (k > config_.hold_after_intervals * delay_packets_) {
+    holding_ = true;
+    target.hold = true;
+    return;
+  }
+  holding_ = false;
+  target.hold = false;
+  const double D = delay_packets_;
+  const double blend = k < D ? 1.0 - k / D : 0.0;
+  for (int i = 0; i < kNumJoints; ++i) {
+    target.q_rad[i] = sample_.q_rad[i] + v_meas_[i] * (k - D) * T + anchor_offset_[i] * blend;
+    target.dq_rad_s[i] = v_meas_[i] - (k < D ? anchor_offset_[i] / (D * T) : 0.0);
+  }
+}
+
+}  // namespace jtac::hw

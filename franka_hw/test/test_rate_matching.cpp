@@ -1,0 +1,477 @@
+// Rate matching, the motion limiter and the asynchronous interface. Deterministic: the limiter on
+// seeded random targets, and the interface driven packet by packet through step_once() on the
+// simulated FR3 in lockstep. One smoke test runs the real-time thread, with no timing bounds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "franka_hw/async_interface.hpp"
+#include "franka_hw/mujoco_device.hpp"
+#include "franka_hw/rate_matching.hpp"
+
+namespace {
+
+using jtac::hw::AsyncInterface;
+using jtac::hw::AsyncInterfaceConfig;
+using jtac::hw::ClockMode;
+using jtac::hw::Device;
+using jtac::hw::DeviceCommand;
+using jtac::hw::DeviceState;
+using jtac::hw::DeviceStatus;
+using jtac::hw::JointArray;
+using jtac::hw::kFr3HomeRad;
+using jtac::hw::kFr3Limits;
+using jtac::hw::kNumJoints;
+using jtac::hw::MotionLimiter;
+using jtac::hw::MujocoDevice;
+using jtac::hw::MujocoDeviceConfig;
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kT = 0.001;
+constexpr double kMargin = 0.8;
+constexpr double kRelTol = 1e-9;
+
+std::string read_text(const char* path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw std::runtime_error(std::string("cannot read ") + path);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+MujocoDeviceConfig fr3_config(ClockMode clock = ClockMode::kLockstep) {
+  MujocoDeviceConfig config;
+  config.mjcf_xml = read_text(JTAC_FR3_MJCF);
+  config.clock = clock;
+  return config;
+}
+
+// ---------------------------------------------------------------- the limiter
+
+// Checks one step of the limiter against the bounds × margin, from its state and from finite
+// differences of its positions.
+struct LimitChecker {
+  JointArray q_prev{}, v_prev{}, a_prev{};
+  double worst_v_ratio = 0.0, worst_a_ratio = 0.0, worst_j_ratio = 0.0;
+
+  void check(const MotionLimiter& limiter) {
+    for (int i = 0; i < kNumJoints; ++i) {
+      const double v = limiter.dq_rad_s()[i];
+      const double a = limiter.ddq_rad_s2()[i];
+      const double j = (a - a_prev[i]) / kT;
+      const double v_fd = (limiter.q_rad()[i] - q_prev[i]) / kT;
+      EXPECT_NEAR(v_fd, v, 1e-9);
+      const double v_max = kMargin * kFr3Limits.dq_max_rad_s[i];
+      const double a_max = kMargin * kFr3Limits.ddq_max_rad_s2[i];
+      const double j_max = kMargin * kFr3Limits.dddq_max_rad_s3[i];
+      worst_v_ratio = std::max(worst_v_ratio, std::abs(v) / v_max);
+      worst_a_ratio = std::max(worst_a_ratio, std::abs(a) / a_max);
+      worst_j_ratio = std::max(worst_j_ratio, std::abs(j) / j_max);
+      q_prev[i] = limiter.q_rad()[i];
+      v_prev[i] = v;
+      a_prev[i] = a;
+    }
+  }
+};
+
+TEST(RateMatching, LimiterNeverExceedsLimitsOnRandomSteps) {
+  std::mt19937 rng(20261130);
+  std::uniform_real_distribution<double> jump(-2.0, 2.0);
+  std::uniform_real_distribution<double> speed(-6.0, 6.0);
+  std::uniform_int_distribution<int> hold_packets(1, 400);
+  std::uniform_int_distribution<int> kind(0, 3);
+  for (int trial = 0; trial < 20; ++trial) {
+    MotionLimiter limiter(kT, kMargin);
+    limiter.reset(kFr3HomeRad);
+    LimitChecker checker;
+    checker.q_prev = kFr3HomeRad;
+    JointArray q_target = kFr3HomeRad;
+    JointArray dq_target{};
+    int packet = 0;
+    while (packet < 5000) {
+      const int k = kind(rng);
+      for (int i = 0; i < kNumJoints; ++i) {
+        q_target[i] = kFr3HomeRad[i] + jump(rng);
+        dq_target[i] = k == 0 ? 0.0 : speed(rng);  // feed-forward that may disagree with the steps
+      }
+      const int n = hold_packets(rng);
+      for (int p = 0; p < n; ++p, ++packet) {
+        if (k == 3 && p % 7 == 0) {
+          limiter.brake();
+        } else {
+          limiter.step(q_target, dq_target);
+        }
+        checker.check(limiter);
+      }
+    }
+    EXPECT_LE(checker.worst_v_ratio, 1.0 + kRelTol) << "trial " << trial;
+    EXPECT_LE(checker.worst_a_ratio, 1.0 + kRelTol) << "trial " << trial;
+    EXPECT_LE(checker.worst_j_ratio, 1.0 + 1e-6) << "trial " << trial;  // third difference of q
+    // The steps are large: the limits must actually have been reached.
+    EXPECT_GT(checker.worst_v_ratio, 0.99);
+    EXPECT_GT(checker.worst_a_ratio, 0.99);
+    EXPECT_GT(checker.worst_j_ratio, 0.99);
+  }
+}
+
+TEST(RateMatching, LimiterSettlesOnAHeldStepAndPassesASmoothTarget) {
+  MotionLimiter limiter(kT, kMargin);
+  limiter.reset(kFr3HomeRad);
+  JointArray target = kFr3HomeRad;
+  for (int i = 0; i < kNumJoints; ++i) {
+    target[i] += (i % 2 == 0 ? 0.5 : -0.5);
+  }
+  const JointArray zero{};
+  for (int p = 0; p < 3000; ++p) {
+    limiter.step(target, zero);
+  }
+  for (int i = 0; i < kNumJoints; ++i) {
+    EXPECT_NEAR(limiter.q_rad()[i], target[i], 1e-9) << "joint " << i;
+    EXPECT_NEAR(limiter.dq_rad_s()[i], 0.0, 1e-9) << "joint " << i;
+  }
+
+  // 0.1·(1 − cos ωt), 0.5 Hz: 0.31 rad/s, 0.99 rad/s², 3.1 rad/s³, well inside the limits.
+  MotionLimiter smooth(kT, kMargin);
+  smooth.reset(kFr3HomeRad);
+  const double w = 2.0 * kPi * 0.5;
+  int activations = 0;
+  double worst_error = 0.0;
+  for (int p = 1; p <= 4000; ++p) {
+    const double t = p * kT;
+    JointArray q = kFr3HomeRad;
+    JointArray dq{};
+    for (int i = 0; i < kNumJoints; ++i) {
+      q[i] += 0.1 * (1.0 - std::cos(w * t));
+      dq[i] = 0.1 * w * std::sin(w * t);
+    }
+    activations += smooth.step(q, dq) ? 1 : 0;
+    for (int i = 0; i < kNumJoints; ++i) {
+      worst_error = std::max(worst_error, std::abs(smooth.q_rad()[i] - q[i]));
+    }
+  }
+  EXPECT_EQ(activations, 0);
+  EXPECT_LT(worst_error, 1e-6);
+}
+
+// ---------------------------------------------------------------- the interface, lockstep
+
+// A smooth motion of joints 1 and 4: home + A(1 − cos 2πt/P), peak velocity A·2π/P = 0.471 rad/s.
+constexpr double kAmplitude = 0.3;
+constexpr double kPeriod = 4.0;
+constexpr double kPeakVelocity = kAmplitude * 2.0 * kPi / kPeriod;
+
+void motion(double t, JointArray& q, JointArray& dq) {
+  q = kFr3HomeRad;
+  dq.fill(0.0);
+  for (int i : {0, 3}) {
+    q[i] += kAmplitude * (1.0 - std::cos(2.0 * kPi * t / kPeriod));
+    dq[i] = kAmplitude * 2.0 * kPi / kPeriod * std::sin(2.0 * kPi * t / kPeriod);
+  }
+}
+
+struct Recording {
+  std::vector<JointArray> q_cmd;   // per packet
+  std::vector<JointArray> dq_cmd;  // per packet
+  std::vector<std::uint64_t> ticks;
+  jtac::hw::AsyncCounters counters;
+  bool reference_time_exact = true;
+};
+
+enum class Stamps { kTrue, kConstant, kBackward, kHuge };
+
+// Drives the interface through step_once() on MujocoDevice in lockstep for `packets`, submitting
+// the motion every `every` packets until `stop_at` (then nothing), with the given time stamps, and
+// a NaN sample at packet `nan_at` (or never).
+Recording drive(int packets, int every, int stop_at, Stamps stamps = Stamps::kTrue, int nan_at = -1) {
+  MujocoDevice device(fr3_config());
+  AsyncInterface interface(device);
+  Recording run;
+  for (int p = 0; p < packets; ++p) {
+    const double t = p * kT;
+    if (p < stop_at && p % every == 0) {
+      JointArray q, dq;
+      motion(t, q, dq);
+      double stamp = t;
+      if (stamps == Stamps::kConstant) {
+        stamp = 1.0;
+      } else if (stamps == Stamps::kBackward) {
+        stamp = -t;
+      } else if (stamps == Stamps::kHuge) {
+        stamp = 1000.0 * t;
+      }
+      EXPECT_TRUE(interface.submit_command(q, dq, stamp));
+    }
+    if (p == nan_at) {
+      JointArray q, dq;
+      motion(t, q, dq);
+      q[3] = std::numeric_limits<double>::quiet_NaN();
+      EXPECT_FALSE(interface.submit_command(q, dq, t));
+    }
+    EXPECT_EQ(interface.step_once(), DeviceStatus::kOk);
+    DeviceState state;
+    EXPECT_TRUE(interface.latest_state(state));
+    run.ticks.push_back(state.tick);
+    run.q_cmd.push_back(interface.last_command().q_d_rad);
+    run.dq_cmd.push_back(interface.last_command().dq_d_rad_s);
+    run.reference_time_exact = run.reference_time_exact &&
+                               interface.rate_matcher().reference_time_s() == static_cast<double>(p + 1) * kT;
+  }
+  run.counters = interface.counters();
+  return run;
+}
+
+TEST(RateMatching, StaircaseAt125HzBecomesARamp) {
+  const int packets = 4000;
+  const Recording run = drive(packets, 8, packets);
+  EXPECT_EQ(run.counters.packets, static_cast<std::uint64_t>(packets));
+  EXPECT_EQ(run.counters.commands_received, static_cast<std::uint64_t>(packets / 8));
+  EXPECT_EQ(run.counters.held_packets, 0U);
+  EXPECT_EQ(run.counters.largest_command_gap, 8U);
+  EXPECT_EQ(run.counters.anomalous_ticks, 0U);
+
+  double peak = 0.0;
+  int flat_packets = 0;
+  for (int p = 1; p < packets; ++p) {
+    const double v = (run.q_cmd[p][3] - run.q_cmd[p - 1][3]) / kT;  // what the robot sees, packet to packet
+    peak = std::max(peak, std::abs(v));
+    const double t = p * kT;
+    // Where the motion is well under way every packet moves: one riser spread over the 8 packets,
+    // not a step and seven flats.
+    if (t > 0.3 && t < 1.7 && v < 0.5 * kPeakVelocity * std::sin(2.0 * kPi * (t - 0.02) / kPeriod)) {
+      ++flat_packets;
+    }
+  }
+  // The staircase held sample by sample would show Δq/1 ms ≈ 8 × the true velocity.
+  EXPECT_GT(peak, 0.95 * kPeakVelocity);
+  EXPECT_LT(peak, 1.05 * kPeakVelocity);
+  EXPECT_EQ(flat_packets, 0);
+  std::printf("125 Hz staircase: peak commanded velocity %.4f rad/s (true %.4f), limiter activations %llu\n",
+              peak, kPeakVelocity, static_cast<unsigned long long>(run.counters.limiter_activations));
+}
+
+TEST(RateMatching, EveryControllerRateTracks) {
+  // 1000, 500, 250 and 125 Hz controllers: the same motion, the same peak velocity.
+  const double a_max = kMargin * kFr3Limits.ddq_max_rad_s2[3];
+  for (const int every : {1, 2, 4, 8}) {
+    const Recording run = drive(3000, every, 3000);
+    double peak = 0.0;
+    double worst_dv = 0.0;
+    for (std::size_t p = 2; p < run.q_cmd.size(); ++p) {
+      const double v = (run.q_cmd[p][3] - run.q_cmd[p - 1][3]) / kT;
+      const double v_prev = (run.q_cmd[p - 1][3] - run.q_cmd[p - 2][3]) / kT;
+      peak = std::max(peak, std::abs(v));
+      worst_dv = std::max(worst_dv, std::abs(v - v_prev));
+    }
+    EXPECT_GT(peak, 0.95 * kPeakVelocity) << "every " << every;
+    EXPECT_LT(peak, 1.05 * kPeakVelocity) << "every " << every;
+    EXPECT_LE(worst_dv, a_max * kT * (1.0 + 1e-6)) << "every " << every;
+    EXPECT_EQ(run.counters.held_packets, 0U) << "every " << every;
+  }
+}
+
+TEST(RateMatching, JitteredControllerStaysSmooth) {
+  // Samples 4..12 packets apart (seeded), stamped with the instant they sampled the motion.
+  MujocoDevice device(fr3_config());
+  AsyncInterface interface(device);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> gap(4, 12);
+  const int packets = 3000;
+  int next_sample = 0;
+  std::vector<double> q3;
+  for (int p = 0; p < packets; ++p) {
+    if (p == next_sample) {
+      JointArray q, dq;
+      motion(p * kT, q, dq);
+      interface.submit_command(q, dq, p * kT);
+      next_sample += gap(rng);
+    }
+    ASSERT_EQ(interface.step_once(), DeviceStatus::kOk);
+    q3.push_back(interface.last_command().q_d_rad[3]);
+  }
+  const double a_max = kMargin * kFr3Limits.ddq_max_rad_s2[3];
+  double peak = 0.0;
+  for (std::size_t p = 2; p < q3.size(); ++p) {
+    const double v = (q3[p] - q3[p - 1]) / kT;
+    const double v_prev = (q3[p - 1] - q3[p - 2]) / kT;
+    peak = std::max(peak, std::abs(v));
+    EXPECT_LE(std::abs(v - v_prev), a_max * kT * (1.0 + 1e-6)) << "packet " << p;
+  }
+  EXPECT_LT(peak, 1.1 * kPeakVelocity);
+  EXPECT_EQ(interface.counters().largest_command_gap, 12U);
+  std::printf("jittered 4..12 ms controller: peak commanded velocity %.4f rad/s (true %.4f)\n", peak,
+              kPeakVelocity);
+}
+
+TEST(RateMatching, MissingCommandsHoldWithinTheLimiter) {
+  const int packets = 2500;
+  const int stop_at = 1000;  // t = 1 s: the motion's peak velocity
+  const Recording run = drive(packets, 8, stop_at);
+  const double a_max = kMargin * kFr3Limits.ddq_max_rad_s2[3];
+  double worst_dv = 0.0;
+  for (int p = 2; p < packets; ++p) {
+    const double v = (run.q_cmd[p][3] - run.q_cmd[p - 1][3]) / kT;
+    const double v_prev = (run.q_cmd[p - 1][3] - run.q_cmd[p - 2][3]) / kT;
+    worst_dv = std::max(worst_dv, std::abs(v - v_prev));
+  }
+  EXPECT_LE(worst_dv, a_max * kT * (1.0 + 1e-6)) << "a velocity step";
+  EXPECT_GT(run.counters.held_packets, 1000U);
+  // At rest, and not moving any more.
+  for (int i = 0; i < kNumJoints; ++i) {
+    EXPECT_NEAR(run.dq_cmd.back()[i], 0.0, 1e-12) << "joint " << i;
+    EXPECT_NEAR(run.q_cmd.back()[i], run.q_cmd[packets - 200][i], 1e-12) << "joint " << i;
+  }
+  // It stops past the last sample by no more than a braking distance: v²/(2a) plus the jerk phase.
+  JointArray q_last, dq_last;
+  motion((stop_at - 8) * kT, q_last, dq_last);
+  const double overshoot = run.q_cmd.back()[3] - q_last[3];
+  EXPECT_GT(overshoot, 0.0);
+  EXPECT_LT(overshoot, kPeakVelocity * kPeakVelocity / (2.0 * a_max) + kPeakVelocity * 0.03);
+}
+
+TEST(RateMatching, ReferenceAdvancesOnePeriodPerPacketWhateverTheStamps) {
+  const int packets = 1500;
+  const Recording reference = drive(packets, 8, packets, Stamps::kTrue);
+  for (const Stamps stamps : {Stamps::kConstant, Stamps::kBackward, Stamps::kHuge}) {
+    const Recording run = drive(packets, 8, packets, stamps);
+    EXPECT_TRUE(run.reference_time_exact);
+    for (int p = 0; p < packets; ++p) {
+      EXPECT_EQ(run.ticks[p], static_cast<std::uint64_t>(p + 1));
+      for (int i = 0; i < kNumJoints; ++i) {
+        // Stamps that disagree with the device's count are ignored: the device time is the same.
+        ASSERT_NEAR(run.q_cmd[p][i], reference.q_cmd[p][i], 1e-9) << "packet " << p << " joint " << i;
+      }
+    }
+  }
+  EXPECT_TRUE(reference.reference_time_exact);
+}
+
+TEST(RateMatching, NonFiniteCommandIsRefusedAndThePreviousHeld) {
+  const int packets = 600;
+  const Recording clean = drive(packets, 8, packets);
+  const Recording with_nan = drive(packets, 8, packets, Stamps::kTrue, 203);  // between two samples
+  EXPECT_EQ(with_nan.counters.commands_refused, 1U);
+  EXPECT_EQ(with_nan.counters.commands_received, clean.counters.commands_received);
+  for (int p = 0; p < packets; ++p) {
+    for (int i = 0; i < kNumJoints; ++i) {
+      ASSERT_EQ(with_nan.q_cmd[p][i], clean.q_cmd[p][i]) << "packet " << p;
+      ASSERT_TRUE(std::isfinite(with_nan.q_cmd[p][i]));
+    }
+  }
+}
+
+// A device whose ticks the test chooses; it echoes the last command like the robot.
+class ScriptedDevice final : public Device {
+ public:
+  explicit ScriptedDevice(std::vector<std::uint64_t> ticks) : ticks_(std::move(ticks)) {
+    echo_.q_d_rad = kFr3HomeRad;
+  }
+  DeviceStatus read_once(DeviceState& state) noexcept override {
+    if (next_ >= ticks_.size()) {
+      return DeviceStatus::kDeviceError;
+    }
+    state = DeviceState{};
+    state.tick = ticks_[next_++];
+    state.time_s = static_cast<double>(state.tick) * kT;
+    state.q_rad = echo_.q_d_rad;
+    state.q_d_rad = echo_.q_d_rad;
+    state.dq_d_rad_s = echo_.dq_d_rad_s;
+    return DeviceStatus::kOk;
+  }
+  DeviceStatus write_once(const DeviceCommand& command) noexcept override {
+    echo_ = command;
+    written.push_back(command);
+    return DeviceStatus::kOk;
+  }
+  double period_s() const noexcept override { return kT; }
+  std::vector<DeviceCommand> written;
+
+ private:
+  std::vector<std::uint64_t> ticks_;
+  std::size_t next_ = 0;
+  DeviceCommand echo_{};
+};
+
+TEST(RateMatching, AnomalousTicksFollowThePolicy) {
+  // Ticks 1..40, then a duplicate of 40, then 45 (four skipped), then on.
+  std::vector<std::uint64_t> ticks;
+  for (std::uint64_t t = 1; t <= 40; ++t) ticks.push_back(t);
+  ticks.push_back(40);
+  for (std::uint64_t t = 45; t <= 80; ++t) ticks.push_back(t);
+  ScriptedDevice device(ticks);
+  AsyncInterface interface(device);
+  for (std::size_t p = 0; p < ticks.size(); ++p) {
+    JointArray q, dq;
+    motion(static_cast<double>(p) * 0.01 + 1.0, q, dq);  // a moving target, sampled every packet
+    interface.submit_command(q, dq, static_cast<double>(p) * kT);
+    ASSERT_EQ(interface.step_once(), DeviceStatus::kOk);
+  }
+  EXPECT_EQ(interface.counters().anomalous_ticks, 2U);
+  // The duplicate re-sends the previous command.
+  EXPECT_EQ(device.written[40].q_d_rad, device.written[39].q_d_rad);
+  // Every command still differs from the previous one by one limited period (no catch-up jump).
+  const double a_max = kMargin * kFr3Limits.ddq_max_rad_s2[3];
+  for (std::size_t p = 2; p < device.written.size(); ++p) {
+    if (p == 40 || p == 41) continue;  // around the duplicate (the same command twice)
+    const double v = (device.written[p].q_d_rad[3] - device.written[p - 1].q_d_rad[3]) / kT;
+    const double v_prev = (device.written[p - 1].q_d_rad[3] - device.written[p - 2].q_d_rad[3]) / kT;
+    EXPECT_LE(std::abs(v - v_prev), a_max * kT * (1.0 + 1e-6)) << "packet " << p;
+  }
+  EXPECT_EQ(interface.counters().packets, static_cast<std::uint64_t>(ticks.size() - 1));
+}
+
+// ---------------------------------------------------------------- the real-time thread (smoke)
+
+TEST(RateMatching, RealTimeThreadSmoke) {
+  MujocoDevice device(fr3_config(ClockMode::kRealTime));
+  AsyncInterfaceConfig config;  // SCHED_FIFO 80 tried; a refusal only warns
+  AsyncInterface interface(device, config);
+  ASSERT_TRUE(interface.start());
+  EXPECT_FALSE(interface.start());
+  EXPECT_EQ(interface.step_once(), DeviceStatus::kNotConfigured);  // not while the thread runs
+  const auto start = std::chrono::steady_clock::now();
+  int submitted = 0;
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(300)) {
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    JointArray q, dq;
+    motion(t, q, dq);
+    submitted += interface.submit_command(q, dq, t) ? 1 : 0;
+    DeviceState state;
+    interface.latest_state(state);
+    std::this_thread::sleep_for(std::chrono::milliseconds(8));
+  }
+  interface.stop();
+  EXPECT_FALSE(interface.running());
+  EXPECT_EQ(interface.exit_status(), DeviceStatus::kOk);
+  const auto counters = interface.counters();
+  EXPECT_GT(counters.packets, 0U);
+  EXPECT_GT(counters.commands_received, 0U);
+  EXPECT_GT(submitted, 0);
+  for (int i = 0; i < kNumJoints; ++i) {
+    EXPECT_TRUE(std::isfinite(interface.last_command().q_d_rad[i]));
+    EXPECT_TRUE(std::isfinite(interface.last_command().dq_d_rad_s[i]));
+  }
+  const auto latency = interface.latency();
+  EXPECT_GT(latency.samples, 0U);
+  EXPECT_LE(latency.min_s, latency.median_s);
+  EXPECT_LE(latency.median_s, latency.p99_s);
+  EXPECT_LE(latency.p99_s, latency.max_s);
+  std::printf("smoke: %llu packets, %llu commands, dEXT median %.3f ms p99 %.3f ms max %.3f ms\n",
+              static_cast<unsigned long long>(counters.packets),
+              static_cast<unsigned long long>(counters.commands_received), latency.median_s * 1e3,
+              latency.p99_s * 1e3, latency.max_s * 1e3);
+}
+
+}  // namespace
