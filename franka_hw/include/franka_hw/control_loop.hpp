@@ -1,0 +1,214 @@
+// The controller thread (issue 5 item 3): runs the composed JTAC controller at update_rate against an
+// AsyncInterface, reading its state buffer and writing its command buffer, never waiting on either.
+//
+// One controller cycle (cycle()):
+//   latest_state (never waits) → skip when there is no state yet, or when the state is the one the
+//   previous cycle used (counted: a controller that outruns the device) → activate() on the first
+//   cycle with a state → controller.update(t, dt, q, dq, wrenches) with t = the state's robot time,
+//   dt = t − t of the previous update (the nominal period on the first), tip 0's raw wrench = the
+//   device's F/T reading (zero without a sensor) → submit_command(q_cmd, dq_cmd, t) → snapshot,
+//   record row, timing.
+//
+// Two modes:
+//   * real time: start() launches the controller thread (SCHED_FIFO at config.fifo_priority, below
+//     the device thread's 80; optional CPU pin; a refusal prints one warning and the thread runs
+//     anyway) that runs a cycle every controller period, sleeping to absolute times on the steady
+//     clock (CLOCK_MONOTONIC); a cycle that ends past the next deadline re-anchors the schedule
+//     (no burst of catch-up cycles; the late period shows up in the overrun counter). stop() joins.
+//   * lockstep: step() runs one device packet (AsyncInterface::step_once()) and, on packets
+//     1, 1 + N, 1 + 2N, … (N = 1000 / update_rate_hz), one controller cycle on the caller's thread
+//     with the state just produced: deterministic and as fast as the CPU allows. Only while neither
+//     the interface's nor this loop's thread runs.
+//
+// Events: ControlLoop never drains the controller's events. The non-real-time side keeps calling
+// controller.poll_event() itself (and submit_goal / request_cancel / set_parameters /
+// request_zero_fts), exactly as it would without this loop.
+//
+// Threads: start()/stop()/step()/start_recording()/stop_recording() from one owner thread;
+// snapshot() from one reader thread; drain() from one consumer thread (may be the reader);
+// timing() from any thread. The loop body (cycle()) allocates nothing, takes no lock and never
+// waits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "franka_hw/async_interface.hpp"
+#include "franka_hw/device.hpp"
+#include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_core/mailbox.hpp"
+
+namespace jtac::hw {
+
+/// Configuration of a ControlLoop.
+struct ControlLoopConfig {
+  /// Controller rate [Hz]: 1000, 500, 250 or 125 (the device runs at 1 kHz).
+  int update_rate_hz = 1000;
+  /// Try SCHED_FIFO at this priority for the controller thread (0: leave the scheduler alone).
+  /// Keep it below the device thread's (AsyncInterfaceConfig::fifo_priority, 80).
+  int fifo_priority = 70;
+  /// Pin the controller thread to this CPU (-1: no pinning).
+  int cpu = -1;
+};
+
+/// Loop-timing counters; any thread (each field is read atomically, the set is not one instant).
+struct LoopTiming {
+  std::uint64_t cycles = 0;                ///< controller updates run
+  std::uint64_t cycles_without_state = 0;  ///< cycles skipped: no state yet
+  std::uint64_t stale_states = 0;          ///< cycles skipped: the state had not advanced
+  std::uint64_t overruns = 0;              ///< read-to-read interval > 1.5 × the nominal period
+  std::uint64_t update_not_ok = 0;         ///< updates that returned other than UpdateStatus::kOk
+  std::uint64_t commands_refused = 0;      ///< submit_command() refusals (non-finite command)
+  std::uint64_t largest_command_gap = 0;   ///< AsyncCounters::largest_command_gap [packets]
+  double last_cycle_duration_us = 0.0;     ///< read → command submitted, last cycle [µs]
+  double max_cycle_duration_us = 0.0;      ///< largest of those [µs]
+  double last_interval_us = 0.0;           ///< read-to-read interval, last cycle [µs]
+  double max_interval_us = 0.0;            ///< largest of those [µs]
+};
+
+/// What the last controller cycle saw and did (tip 0 for the wrenches).
+struct LoopSnapshot {
+  bool valid = false;                  ///< false until the first controller update
+  double time_s = 0.0;                 ///< controller time = robot time of the state used [s]
+  std::uint64_t tick = 0;              ///< device tick of that state
+  JointArray q_rad{};                  ///< measured
+  JointArray dq_rad_s{};               ///< measured
+  JointArray q_cmd_rad{};              ///< command submitted (reference + joint offset)
+  JointArray dq_cmd_rad_s{};           ///< command velocity submitted
+  JointArray q_ref_rad{};              ///< nominal reference (no offset)
+  JointArray dq_ref_rad_s{};           ///< nominal reference velocity
+  JointArray error_rad{};              ///< reference − measured
+  JointArray joint_offset_rad{};       ///< admittance offset
+  WrenchArray wrench_raw_N_Nm{};       ///< sensor reading, tip 0
+  WrenchArray wrench_filtered_N_Nm{};  ///< tared, filtered, deadbanded, tip 0
+  ControllerMode mode = ControllerMode::kInactive;
+  UpdateStatus status = UpdateStatus::kInactive;
+  std::uint64_t goal_id = 0;
+  double time_scale = 1.0;
+  LoopTiming timing{};
+};
+
+/// One recorded controller cycle (fixed size, tip 0).
+struct CycleRecord {
+  double time_s = 0.0;
+  std::uint64_t tick = 0;
+  JointArray q_rad{};
+  JointArray dq_rad_s{};
+  JointArray q_cmd_rad{};
+  JointArray dq_cmd_rad_s{};
+  JointArray q_ref_rad{};
+  JointArray error_rad{};
+  JointArray joint_offset_rad{};
+  WrenchArray wrench_raw_N_Nm{};
+  WrenchArray wrench_filtered_N_Nm{};
+  double time_scale = 1.0;
+  ControllerMode mode = ControllerMode::kInactive;
+  UpdateStatus status = UpdateStatus::kInactive;
+  double cycle_duration_us = 0.0;
+  double interval_us = 0.0;  ///< read-to-read interval [µs]
+};
+
+/// The controller thread of the asynchronous interface.
+class ControlLoop {
+ public:
+  /// Rows of the record ring (about 8 s at 1 kHz; drain every ~10 ms).
+  static constexpr std::size_t kRecordCapacity = 8192;
+
+  /// Holds both by reference (they must outlive the loop); `controller` must be configured with the
+  /// device's seven joints. Throws std::invalid_argument for an update rate that is not 1000, 500,
+  /// 250 or 125 Hz, or a device period (AsyncInterface::limiter().period_s()) other than 1 ms. Not
+  /// real-time safe.
+  ControlLoop(AsyncInterface& interface, JointTrajectoryAdmittanceController& controller,
+              const ControlLoopConfig& config = {});
+  ~ControlLoop();
+  ControlLoop(const ControlLoop&) = delete;
+  ControlLoop& operator=(const ControlLoop&) = delete;
+
+  /// Real-time mode: starts the controller thread (false if it already runs). Throws
+  /// std::system_error when no thread can be made. Not real-time safe.
+  bool start();
+  /// Joins the controller thread (after the cycle in progress) and deactivates the controller (a
+  /// pending goal ends ABORTED / INVALID_STATE; the next start() re-activates it on its first cycle
+  /// with a state). Idempotent; also ends a lockstep session.
+  void stop();
+  bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+
+  /// Lockstep mode: one device packet and, when due, one controller cycle on this thread. Returns
+  /// the packet's status (kNotConfigured while a thread runs). Real-time safe.
+  DeviceStatus step() noexcept;
+  /// Device packets run by step() so far.
+  std::uint64_t packets() const noexcept { return packets_; }
+
+  /// The newest snapshot; false (out untouched) before the first controller update. Reader thread.
+  bool snapshot(LoopSnapshot& out) noexcept;
+
+  /// Recording: every controller cycle appends a CycleRecord while on. The ring never blocks; when
+  /// full a row is dropped and counted.
+  void start_recording() noexcept { recording_.store(true, std::memory_order_release); }
+  void stop_recording() noexcept { recording_.store(false, std::memory_order_release); }
+  bool recording() const noexcept { return recording_.load(std::memory_order_acquire); }
+  /// Appends every recorded row not yet drained to `rows`; returns how many. Consumer thread.
+  std::size_t drain(std::vector<CycleRecord>& rows);
+  /// Rows lost because the ring was full.
+  std::uint64_t dropped_records() const noexcept { return ring_->dropped(); }
+
+  /// Loop timing; any thread.
+  LoopTiming timing() const noexcept;
+
+  int update_rate_hz() const noexcept { return config_.update_rate_hz; }
+  /// Device packets per controller cycle (1000 / update_rate_hz).
+  int packets_per_cycle() const noexcept { return packets_per_cycle_; }
+
+ private:
+  void run() noexcept;
+  void cycle() noexcept;
+  void configure_thread() const;
+
+  AsyncInterface& interface_;
+  JointTrajectoryAdmittanceController& controller_;
+  ControlLoopConfig config_;
+  int packets_per_cycle_ = 1;
+  double period_s_ = 0.001;  // controller period
+  std::int64_t period_ns_ = 1000000;
+
+  // Control thread (or the lockstep caller).
+  DeviceState state_{};
+  JointVector q_ = JointVector::Zero(kNumJoints);
+  JointVector dq_ = JointVector::Zero(kNumJoints);
+  TipWrenches wrenches_{};
+  JtacOutput out_{};
+  bool activated_ = false;
+  bool have_update_ = false;
+  std::uint64_t last_tick_ = 0;
+  double last_time_s_ = 0.0;
+  std::int64_t last_read_ns_ = 0;
+  bool have_read_ = false;
+  std::uint64_t packets_ = 0;
+  CycleRecord row_{};
+
+  // Crossings.
+  LatestValue<LoopSnapshot> snapshots_;
+  const LoopSnapshot* reader_snapshot_ = nullptr;
+  std::unique_ptr<SpscRing<CycleRecord, kRecordCapacity>> ring_;
+  std::atomic<bool> recording_{false};
+
+  std::atomic<std::uint64_t> cycles_{0};
+  std::atomic<std::uint64_t> cycles_without_state_{0};
+  std::atomic<std::uint64_t> stale_states_{0};
+  std::atomic<std::uint64_t> overruns_{0};
+  std::atomic<std::uint64_t> update_not_ok_{0};
+  std::atomic<std::uint64_t> commands_refused_{0};
+  std::atomic<double> last_cycle_us_{0.0};
+  std::atomic<double> max_cycle_us_{0.0};
+  std::atomic<double> last_interval_us_{0.0};
+  std::atomic<double> max_interval_us_{0.0};
+
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::thread thread_;
+};
+
+}  // namespace jtac::hw

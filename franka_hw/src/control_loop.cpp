@@ -1,0 +1,300 @@
+#include "franka_hw/control_loop.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace jtac::hw {
+
+namespace {
+
+std::int64_t steady_now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+void sleep_until_ns(std::int64_t deadline_ns) noexcept {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(deadline_ns / 1000000000LL);
+  ts.tv_nsec = static_cast<long>(deadline_ns % 1000000000LL);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+void store_max(std::atomic<double>& target, double value) noexcept {
+  double current = target.load(std::memory_order_relaxed);
+  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
+}
+
+template <class Vector>
+void copy_joints(const Vector& from, JointArray& to) noexcept {
+  for (int i = 0; i < kNumJoints; ++i) {
+    to[static_cast<std::size_t>(i)] = i < from.size() ? from[i] : 0.0;
+  }
+}
+
+void copy_wrench(const Vector6& from, WrenchArray& to) noexcept {
+  for (int i = 0; i < 6; ++i) {
+    to[static_cast<std::size_t>(i)] = from[i];
+  }
+}
+
+}  // namespace
+
+ControlLoop::ControlLoop(AsyncInterface& interface, JointTrajectoryAdmittanceController& controller,
+                         const ControlLoopConfig& config)
+    : interface_(interface), controller_(controller), config_(config) {
+  const int rate = config_.update_rate_hz;
+  if (rate != 1000 && rate != 500 && rate != 250 && rate != 125) {
+    throw std::invalid_argument("ControlLoop: update_rate_hz must be 1000, 500, 250 or 125, got " +
+                                std::to_string(rate));
+  }
+  const double device_period_s = interface_.limiter().period_s();
+  if (std::abs(device_period_s - 0.001) > 1e-9) {
+    throw std::invalid_argument("ControlLoop: the device period must be 0.001 s, got " +
+                                std::to_string(device_period_s));
+  }
+  if (controller_.joint_names().size() != static_cast<std::size_t>(kNumJoints)) {
+    throw std::invalid_argument("ControlLoop: the controller must be configured with 7 joints, has " +
+                                std::to_string(controller_.joint_names().size()));
+  }
+  packets_per_cycle_ = 1000 / rate;
+  period_s_ = device_period_s * packets_per_cycle_;
+  period_ns_ = 1000000LL * packets_per_cycle_;
+  out_.trajectory.command.set_zero(kNumJoints);
+  out_.trajectory.reference.set_zero(kNumJoints);
+  out_.trajectory.error_rad.setZero(kNumJoints);
+  out_.joint_offset_rad.setZero(kNumJoints);
+  for (auto& w : wrenches_) {
+    w.setZero();
+  }
+  ring_ = std::make_unique<SpscRing<CycleRecord, kRecordCapacity>>();
+}
+
+ControlLoop::~ControlLoop() { stop(); }
+
+bool ControlLoop::start() {
+  if (running_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  stop_requested_.store(false, std::memory_order_release);
+  running_.store(true, std::memory_order_release);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    running_.store(false, std::memory_order_release);
+    throw;
+  }
+  return true;
+}
+
+void ControlLoop::stop() {
+  stop_requested_.store(true, std::memory_order_release);
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  running_.store(false, std::memory_order_release);
+  if (activated_) {
+    controller_.deactivate(last_time_s_);
+    activated_ = false;
+  }
+}
+
+DeviceStatus ControlLoop::step() noexcept {
+  if (running_.load(std::memory_order_acquire)) {
+    return DeviceStatus::kNotConfigured;
+  }
+  const DeviceStatus status = interface_.step_once();
+  if (status != DeviceStatus::kOk) {
+    return status;
+  }
+  if (packets_ % static_cast<std::uint64_t>(packets_per_cycle_) == 0) {
+    cycle();
+  }
+  ++packets_;
+  return status;
+}
+
+void ControlLoop::configure_thread() const {
+  // Before the loop: the only place this thread may print.
+  if (config_.fifo_priority > 0) {
+    sched_param param{};
+    param.sched_priority = config_.fifo_priority;
+    const int error = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+    if (error != 0) {
+      std::fprintf(stderr, "jtac::hw::ControlLoop: SCHED_FIFO %d refused (%s); running at normal priority\n",
+                   config_.fifo_priority, std::strerror(error));
+    }
+  }
+  if (config_.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<std::size_t>(config_.cpu), &set);
+    const int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (error != 0) {
+      std::fprintf(stderr, "jtac::hw::ControlLoop: pinning to CPU %d refused (%s); running unpinned\n",
+                   config_.cpu, std::strerror(error));
+    }
+  }
+}
+
+void ControlLoop::run() noexcept {
+  configure_thread();
+  std::int64_t deadline = steady_now_ns();
+  while (!stop_requested_.load(std::memory_order_acquire)) {
+    cycle();
+    deadline += period_ns_;
+    const std::int64_t now = steady_now_ns();
+    if (now > deadline) {
+      deadline = now;  // late: re-anchor instead of bursting catch-up cycles
+      continue;
+    }
+    sleep_until_ns(deadline);
+  }
+}
+
+void ControlLoop::cycle() noexcept {
+  const std::int64_t read_ns = steady_now_ns();
+  double interval_us = 0.0;
+  if (have_read_) {
+    interval_us = static_cast<double>(read_ns - last_read_ns_) * 1e-3;
+    last_interval_us_.store(interval_us, std::memory_order_relaxed);
+    store_max(max_interval_us_, interval_us);
+    if (interval_us > 1.5 * period_s_ * 1e6) {
+      overruns_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  last_read_ns_ = read_ns;
+  have_read_ = true;
+
+  if (!interface_.latest_state(state_)) {
+    cycles_without_state_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (have_update_ && state_.tick == last_tick_) {
+    stale_states_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!activated_) {
+    controller_.activate();
+    activated_ = true;
+  }
+  const double t = state_.time_s;
+  const double dt = have_update_ ? t - last_time_s_ : period_s_;
+  for (int i = 0; i < kNumJoints; ++i) {
+    q_[i] = state_.q_rad[static_cast<std::size_t>(i)];
+    dq_[i] = state_.dq_rad_s[static_cast<std::size_t>(i)];
+  }
+  for (int i = 0; i < 6; ++i) {
+    wrenches_[0][i] = state_.has_wrench ? state_.wrench_sensor_N_Nm[static_cast<std::size_t>(i)] : 0.0;
+  }
+  const UpdateStatus status = controller_.update(t, dt, q_, dq_, wrenches_, out_);
+  if (status != UpdateStatus::kOk) {
+    update_not_ok_.fetch_add(1, std::memory_order_relaxed);
+  }
+  JointArray q_cmd{};
+  JointArray dq_cmd{};
+  copy_joints(out_.trajectory.command.position_rad, q_cmd);
+  copy_joints(out_.trajectory.command.velocity_rad_s, dq_cmd);
+  if (!interface_.submit_command(q_cmd, dq_cmd, t)) {
+    commands_refused_.fetch_add(1, std::memory_order_relaxed);
+  }
+  have_update_ = true;
+  last_tick_ = state_.tick;
+  last_time_s_ = t;
+  const double duration_us = static_cast<double>(steady_now_ns() - read_ns) * 1e-3;
+  last_cycle_us_.store(duration_us, std::memory_order_relaxed);
+  store_max(max_cycle_us_, duration_us);
+  cycles_.fetch_add(1, std::memory_order_relaxed);
+
+  LoopSnapshot& s = snapshots_.write_buffer();
+  s.valid = true;
+  s.time_s = t;
+  s.tick = state_.tick;
+  s.q_rad = state_.q_rad;
+  s.dq_rad_s = state_.dq_rad_s;
+  s.q_cmd_rad = q_cmd;
+  s.dq_cmd_rad_s = dq_cmd;
+  copy_joints(out_.trajectory.reference.position_rad, s.q_ref_rad);
+  copy_joints(out_.trajectory.reference.velocity_rad_s, s.dq_ref_rad_s);
+  copy_joints(out_.trajectory.error_rad, s.error_rad);
+  copy_joints(out_.joint_offset_rad, s.joint_offset_rad);
+  copy_wrench(wrenches_[0], s.wrench_raw_N_Nm);
+  copy_wrench(out_.wrench_filtered_sensor[0], s.wrench_filtered_N_Nm);
+  s.mode = out_.trajectory.mode;
+  s.status = status;
+  s.goal_id = out_.trajectory.goal_id;
+  s.time_scale = out_.trajectory.time_scale;
+  s.timing = timing();
+  snapshots_.publish();
+
+  if (recording_.load(std::memory_order_acquire)) {
+    row_.time_s = t;
+    row_.tick = state_.tick;
+    row_.q_rad = s.q_rad;
+    row_.dq_rad_s = s.dq_rad_s;
+    row_.q_cmd_rad = q_cmd;
+    row_.dq_cmd_rad_s = dq_cmd;
+    row_.q_ref_rad = s.q_ref_rad;
+    row_.error_rad = s.error_rad;
+    row_.joint_offset_rad = s.joint_offset_rad;
+    row_.wrench_raw_N_Nm = s.wrench_raw_N_Nm;
+    row_.wrench_filtered_N_Nm = s.wrench_filtered_N_Nm;
+    row_.time_scale = s.time_scale;
+    row_.mode = s.mode;
+    row_.status = status;
+    row_.cycle_duration_us = duration_us;
+    row_.interval_us = interval_us;
+    ring_->push(row_);
+  }
+}
+
+bool ControlLoop::snapshot(LoopSnapshot& out) noexcept {
+  if (const LoopSnapshot* fresh = snapshots_.take_new()) {
+    reader_snapshot_ = fresh;
+  }
+  if (reader_snapshot_ == nullptr) {
+    return false;
+  }
+  out = *reader_snapshot_;
+  return true;
+}
+
+std::size_t ControlLoop::drain(std::vector<CycleRecord>& rows) {
+  std::size_t n = 0;
+  CycleRecord row;
+  while (ring_->pop(row)) {
+    rows.push_back(row);
+    ++n;
+  }
+  return n;
+}
+
+LoopTiming ControlLoop::timing() const noexcept {
+  LoopTiming t;
+  t.cycles = cycles_.load(std::memory_order_relaxed);
+  t.cycles_without_state = cycles_without_state_.load(std::memory_order_relaxed);
+  t.stale_states = stale_states_.load(std::memory_order_relaxed);
+  t.overruns = overruns_.load(std::memory_order_relaxed);
+  t.update_not_ok = update_not_ok_.load(std::memory_order_relaxed);
+  t.commands_refused = commands_refused_.load(std::memory_order_relaxed);
+  t.largest_command_gap = interface_.counters().largest_command_gap;
+  t.last_cycle_duration_us = last_cycle_us_.load(std::memory_order_relaxed);
+  t.max_cycle_duration_us = max_cycle_us_.load(std::memory_order_relaxed);
+  t.last_interval_us = last_interval_us_.load(std::memory_order_relaxed);
+  t.max_interval_us = max_interval_us_.load(std::memory_order_relaxed);
+  return t;
+}
+
+}  // namespace jtac::hw

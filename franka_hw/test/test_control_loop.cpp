@@ -1,0 +1,329 @@
+// The controller thread (ControlLoop) over the simulated FR3: MujocoDevice in lockstep, the
+// AsyncInterface and the composed JTAC controller, stepped deterministically on the test's thread;
+// plus one real-time smoke test that asserts no timing. Built a second time with
+// JTAC_CONTROL_LOOP_NOALLOC under malloc_tests' counter: then only the allocation test is compiled.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "franka_hw/async_interface.hpp"
+#include "franka_hw/control_loop.hpp"
+#include "franka_hw/mujoco_device.hpp"
+#include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_test_support.hpp"
+#ifdef JTAC_CONTROL_LOOP_NOALLOC
+#include "malloc_counter.hpp"
+#endif
+
+namespace {
+
+using jtac::Event;
+using jtac::EventType;
+using jtac::hw::ClockMode;
+using jtac::hw::ControlLoop;
+using jtac::hw::ControlLoopConfig;
+using jtac::hw::CycleRecord;
+using jtac::hw::JointArray;
+using jtac::hw::kFr3HomeRad;
+using jtac::hw::LoopSnapshot;
+
+// The whole rig: device, interface, controller and loop.
+struct Rig {
+  explicit Rig(int update_rate_hz, ClockMode clock = ClockMode::kLockstep) {
+    jtac::hw::MujocoDeviceConfig dc;
+    dc.mjcf_xml = jtac::test::read_text_file(JTAC_FR3_MJCF);
+    dc.clock = clock;
+    device = std::make_unique<jtac::hw::MujocoDevice>(dc);
+    interface = std::make_unique<jtac::hw::AsyncInterface>(*device);
+    jtac::JtacConfig config;
+    config.trajectory.joint_names = jtac::test::arm_joint_names("fr3");
+    config.trajectory.max_trajectory_points = 256;
+    config.urdf_xml = jtac::test::read_text_file(JTAC_FR3_URDF);
+    config.base_frame = "fr3_link0";
+    config.tips = {{"fr3_ft_sensor", "fr3_ee"}};
+    config.has_force_torque_sensor = true;
+    jtac::JtacParameters params;
+    params.trajectory.stop_accelerations_rad_s2 = jtac::JointVector::Constant(7, 5.0);
+    params.trajectory.default_path_tolerance_rad = jtac::JointVector::Constant(7, 0.05);
+    params.trajectory.default_goal_tolerance_rad = jtac::JointVector::Constant(7, 0.01);
+    params.trajectory.default_goal_time_tolerance_s = 0.5;
+    controller.configure(config, params);
+    ControlLoopConfig lc;
+    lc.update_rate_hz = update_rate_hz;
+    loop = std::make_unique<ControlLoop>(*interface, controller, lc);
+  }
+
+  // Steps `packets` device packets, draining events after each controller cycle.
+  void run_packets(int packets) {
+    for (int i = 0; i < packets; ++i) {
+      ASSERT_EQ(loop->step(), jtac::hw::DeviceStatus::kOk);
+      Event e;
+      while (controller.poll_event(e)) {
+        events.push_back(e);
+      }
+    }
+  }
+  void run(double seconds) { run_packets(static_cast<int>(std::lround(seconds * 1000.0))); }
+
+  LoopSnapshot snap() {
+    LoopSnapshot s;
+    EXPECT_TRUE(loop->snapshot(s));
+    return s;
+  }
+
+  std::uint64_t submit(const jtac::JtacGoal& goal) {
+    const auto r = controller.submit_goal(goal, snap().time_s);
+    EXPECT_EQ(r.code, jtac::ResultCode::kSuccessful) << r.message;
+    return r.goal_id;
+  }
+
+  const Event* find(EventType type, std::uint64_t goal_id) const {
+    for (const auto& e : events) {
+      if (e.type == type && e.goal_id == goal_id) {
+        return &e;
+      }
+    }
+    return nullptr;
+  }
+
+  std::unique_ptr<jtac::hw::MujocoDevice> device;
+  std::unique_ptr<jtac::hw::AsyncInterface> interface;
+  jtac::JointTrajectoryAdmittanceController controller;
+  std::unique_ptr<ControlLoop> loop;
+  std::vector<Event> events;
+};
+
+// A 7-joint quintic rest-to-rest move from home by `delta` over `duration`, sampled every 50 ms.
+jtac::JtacGoal quintic(const JointArray& delta, double duration) {
+  jtac::JtacGoal goal;
+  goal.trajectory.joint_names = jtac::test::arm_joint_names("fr3");
+  const int n = static_cast<int>(std::lround(duration / 0.05));
+  for (int k = 1; k <= n; ++k) {
+    const double s = static_cast<double>(k) / n;
+    const double p = 10 * std::pow(s, 3) - 15 * std::pow(s, 4) + 6 * std::pow(s, 5);
+    const double v = (30 * s * s - 60 * std::pow(s, 3) + 30 * std::pow(s, 4)) / duration;
+    const double a = (60 * s - 180 * s * s + 120 * std::pow(s, 3)) / (duration * duration);
+    jtac::GoalPoint point;
+    point.time_from_start_s = s * duration;
+    for (std::size_t j = 0; j < 7; ++j) {
+      point.positions_rad.push_back(kFr3HomeRad[j] + delta[j] * p);
+      point.velocities_rad_s.push_back(delta[j] * v);
+      point.accelerations_rad_s2.push_back(delta[j] * a);
+    }
+    goal.trajectory.points.push_back(point);
+  }
+  return goal;
+}
+
+constexpr JointArray kDelta = {0.3, -0.25, 0.2, 0.3, -0.3, 0.25, 0.4};
+
+#ifndef JTAC_CONTROL_LOOP_NOALLOC
+
+class ControlLoopQuintic : public ::testing::TestWithParam<int> {};
+
+TEST_P(ControlLoopQuintic, SevenJointQuinticSucceedsWithinTrackingBound) {
+  Rig rig(GetParam());
+  rig.run(0.05);
+  EXPECT_EQ(rig.snap().mode, jtac::ControllerMode::kIdle);
+  const auto id = rig.submit(quintic(kDelta, 2.0));
+  rig.loop->start_recording();
+  double max_error = 0.0;
+  for (int i = 0; i < 3000 && rig.find(EventType::kGoalSucceeded, id) == nullptr; ++i) {
+    rig.run_packets(1);
+    std::vector<CycleRecord> rows;
+    rig.loop->drain(rows);
+    for (const auto& r : rows) {
+      for (std::size_t j = 0; j < 7; ++j) {
+        max_error = std::max(max_error, std::abs(r.q_ref_rad[j] - r.q_rad[j]));
+      }
+    }
+  }
+  const Event* done = rig.find(EventType::kGoalSucceeded, id);
+  ASSERT_NE(done, nullptr);
+  // Measured vs reference over the whole motion: device impedance lag + rate matching + one packet.
+  const double bound = 0.01;
+  EXPECT_LT(max_error, bound);
+  std::printf(
+      "[ rate %d Hz ] max |q_ref - q| = %.3g mrad over the quintic; largest command gap %llu packets\n",
+      GetParam(), max_error * 1e3, static_cast<unsigned long long>(rig.loop->timing().largest_command_gap));
+  const LoopSnapshot s = rig.snap();
+  for (std::size_t j = 0; j < 7; ++j) {
+    EXPECT_NEAR(s.q_rad[j], kFr3HomeRad[j] + kDelta[j], 0.01) << "joint " << j;
+  }
+  EXPECT_EQ(rig.loop->dropped_records(), 0U);
+  EXPECT_EQ(rig.loop->timing().commands_refused, 0U);
+  EXPECT_LE(rig.loop->timing().largest_command_gap,
+            static_cast<std::uint64_t>(rig.loop->packets_per_cycle()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Rates, ControlLoopQuintic, ::testing::Values(1000, 125));
+
+// Position of the TCP site in world [m].
+std::array<double, 3> tcp(const jtac::hw::MujocoDevice& device) {
+  std::array<double, 3> p{};
+  double R[9];
+  device.frame_pose("fr3_tcp", p.data(), R);
+  return p;
+}
+
+TEST(ControlLoop, APushOnTheTcpDeflectsTheToolAlongThePushDuringACompliantGoal) {
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::JtacGoal goal;
+  goal.trajectory.joint_names = jtac::test::arm_joint_names("fr3");
+  jtac::GoalPoint hold;
+  hold.time_from_start_s = 4.0;
+  hold.positions_rad.assign(kFr3HomeRad.begin(), kFr3HomeRad.end());
+  hold.velocities_rad_s.assign(7, 0.0);
+  goal.trajectory.points.push_back(hold);
+  goal.trajectory.path_tolerance_rad.assign(7, 0.5);
+  goal.trajectory.goal_tolerance_rad.assign(7, 0.05);
+  jtac::TipGoal tip;
+  tip.mass.assign(6, 5.0);
+  tip.stiffness.assign(6, 500.0);
+  tip.damping.assign(6, 2.0 * std::sqrt(5.0 * 500.0));
+  tip.selected_axes = {true, true, true, false, false, false};
+  goal.tips = {tip};
+  const auto id = rig.submit(goal);
+  rig.run(0.2);
+  const auto before = tcp(*rig.device);
+  const double force = 15.0;  // world +y
+  rig.device->push("fr3_tcp", {0.0, force, 0.0, 0.0, 0.0, 0.0}, 1.5);
+  rig.run(1.4);
+  const auto during = tcp(*rig.device);
+  const double along = during[1] - before[1];
+  std::printf(
+      "[ push ] %.0f N along world y: TCP moved %.2f mm along, %.2f / %.2f mm across (F/K = %.1f mm)\n",
+      force, along * 1e3, (during[0] - before[0]) * 1e3, (during[2] - before[2]) * 1e3, force / 500.0 * 1e3);
+  EXPECT_GT(along, 0.6 * force / 500.0);  // the admittance's F/K, plus the joints' own compliance
+  EXPECT_LT(along, 2.0 * force / 500.0);
+  EXPECT_EQ(rig.find(EventType::kGoalAborted, id), nullptr);
+  rig.run(1.5);  // released: back toward the reference
+  const auto after = tcp(*rig.device);
+  EXPECT_LT(std::abs(after[1] - before[1]), 0.2 * along);
+}
+
+TEST(ControlLoop, RecordingNCyclesGivesNRowsAndNoDrops) {
+  Rig rig(125);
+  rig.run(0.05);
+  const int cycles = 300;
+  rig.loop->start_recording();
+  rig.run_packets(cycles * rig.loop->packets_per_cycle());
+  rig.loop->stop_recording();
+  rig.run(0.1);  // not recorded
+  std::vector<CycleRecord> rows;
+  EXPECT_EQ(rig.loop->drain(rows), static_cast<std::size_t>(cycles));
+  ASSERT_EQ(rows.size(), static_cast<std::size_t>(cycles));
+  EXPECT_EQ(rig.loop->dropped_records(), 0U);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_NEAR(rows[i].time_s - rows[i - 1].time_s, 0.008, 1e-9);
+    EXPECT_EQ(rows[i].tick - rows[i - 1].tick, 8U);
+  }
+}
+
+TEST(ControlLoop, CancelMidMotionEndsCanceledWithTheArmAtRest) {
+  Rig rig(250);
+  rig.run(0.05);
+  const auto id = rig.submit(quintic(kDelta, 3.0));
+  rig.run(1.5);  // mid-motion, near peak velocity
+  double speed = 0.0;
+  for (double v : rig.snap().dq_rad_s) {
+    speed = std::max(speed, std::abs(v));
+  }
+  EXPECT_GT(speed, 0.05);
+  rig.controller.request_cancel(id);
+  const double cancel_time = rig.snap().time_s;
+  for (int i = 0; i < 3000 && rig.find(EventType::kGoalCanceled, id) == nullptr; ++i) {
+    rig.run_packets(1);
+  }
+  ASSERT_NE(rig.find(EventType::kGoalCanceled, id), nullptr);
+  EXPECT_EQ(rig.find(EventType::kGoalSucceeded, id), nullptr);
+  // The result comes once the command is at rest: the minimum-time stop at 5 rad/s² from `speed`.
+  const LoopSnapshot at_result = rig.snap();
+  EXPECT_LT(at_result.time_s - cancel_time, speed / 5.0 + 0.05);
+  for (std::size_t j = 0; j < 7; ++j) {
+    EXPECT_EQ(at_result.dq_cmd_rad_s[j], 0.0) << "joint " << j;
+  }
+  // The simulated joint impedance (K 600, D 30 N·m·s/rad on joints 1-4) rings for a few tenths of a
+  // second after the command stops; then the arm rests on the held command, short of the goal.
+  rig.run(1.0);
+  const LoopSnapshot s = rig.snap();
+  EXPECT_EQ(s.mode, jtac::ControllerMode::kIdle);
+  for (std::size_t j = 0; j < 7; ++j) {
+    EXPECT_LT(std::abs(s.dq_rad_s[j]), 2e-3) << "joint " << j;
+    EXPECT_EQ(s.dq_cmd_rad_s[j], 0.0) << "joint " << j;
+    EXPECT_NEAR(s.q_rad[j], s.q_cmd_rad[j], 1e-3) << "joint " << j;
+    EXPECT_GT(std::abs(kFr3HomeRad[j] + kDelta[j] - s.q_rad[j]), 0.1 * std::abs(kDelta[j])) << "joint " << j;
+  }
+  std::printf("[ cancel ] at %.2f rad/s: result after %.0f ms, arm at rest (max |dq| %.2g rad/s) 1 s later\n",
+              speed, (at_result.time_s - cancel_time) * 1e3,
+              std::max(std::abs(s.dq_rad_s[1]), std::abs(s.dq_rad_s[3])));
+}
+
+TEST(ControlLoop, RejectsAnUnsupportedRate) {
+  jtac::hw::MujocoDeviceConfig dc;
+  dc.mjcf_xml = jtac::test::read_text_file(JTAC_FR3_MJCF);
+  jtac::hw::MujocoDevice device(dc);
+  jtac::hw::AsyncInterface interface(device);
+  jtac::JointTrajectoryAdmittanceController controller;
+  ControlLoopConfig lc;
+  lc.update_rate_hz = 300;
+  EXPECT_THROW(ControlLoop(interface, controller, lc), std::invalid_argument);
+}
+
+// Real time: both threads run for a moment; asserts only that cycles ran and a snapshot came.
+TEST(ControlLoop, RealTimeSmoke) {
+  Rig rig(500, ClockMode::kRealTime);
+  ASSERT_TRUE(rig.interface->start());
+  ASSERT_TRUE(rig.loop->start());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  rig.loop->stop();
+  rig.interface->stop();
+  EXPECT_GT(rig.loop->timing().cycles, 0U);
+  LoopSnapshot s;
+  EXPECT_TRUE(rig.loop->snapshot(s));
+  EXPECT_TRUE(s.valid);
+  const auto t = rig.loop->timing();
+  std::printf(
+      "[ real time ] cycles %llu, stale %llu, overruns %llu, max cycle %.1f us, max interval %.1f us, "
+      "largest command gap %llu packets\n",
+      static_cast<unsigned long long>(t.cycles), static_cast<unsigned long long>(t.stale_states),
+      static_cast<unsigned long long>(t.overruns), t.max_cycle_duration_us, t.max_interval_us,
+      static_cast<unsigned long long>(t.largest_command_gap));
+}
+
+#else
+
+TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughAGoalWithRecording) {
+  Rig rig(250);
+  rig.run(0.05);
+  const auto id = rig.submit(quintic(kDelta, 0.6));
+  rig.loop->start_recording();
+  rig.run(0.02);  // warm-up outside the counter (goal taken, first cycles)
+  int failures = 0;
+  LoopSnapshot s;
+  const auto allocations = jtac::test::count_allocations([&] {
+    for (int i = 0; i < 1200; ++i) {
+      failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
+      failures += rig.loop->snapshot(s) ? 0 : 1;
+    }
+  });
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(failures, 0);
+  Event e;
+  bool succeeded = false;
+  while (rig.controller.poll_event(e)) {
+    succeeded = succeeded || (e.type == EventType::kGoalSucceeded && e.goal_id == id);
+  }
+  EXPECT_TRUE(succeeded);
+  EXPECT_EQ(rig.loop->dropped_records(), 0U);
+}
+
+#endif
+
+}  // namespace
