@@ -1,4 +1,5 @@
 #include "franka_hw/async_interface.hpp"
+#include "franka_hw/realtime_thread.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -75,27 +76,7 @@ void AsyncInterface::stop() {
 }
 
 void AsyncInterface::configure_thread() const {
-  // Before the loop: the only place this thread may print.
-  if (config_.fifo_priority > 0) {
-    sched_param param{};
-    param.sched_priority = config_.fifo_priority;
-    const int error = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
-    if (error != 0) {
-      std::fprintf(stderr,
-                   "jtac::hw::AsyncInterface: SCHED_FIFO %d refused (%s); running at normal priority\n",
-                   config_.fifo_priority, std::strerror(error));
-    }
-  }
-  if (config_.cpu >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(static_cast<std::size_t>(config_.cpu), &set);
-    const int error = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    if (error != 0) {
-      std::fprintf(stderr, "jtac::hw::AsyncInterface: pinning to CPU %d refused (%s); running unpinned\n",
-                   config_.cpu, std::strerror(error));
-    }
-  }
+  configure_realtime_thread("jtac::hw::AsyncInterface", config_.fifo_priority, config_.cpu);
 }
 
 void AsyncInterface::run() noexcept {

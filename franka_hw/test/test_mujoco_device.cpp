@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "franka_hw/mujoco_device.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
@@ -35,19 +36,9 @@ using jtac::hw::WrenchArray;
 
 constexpr double kPi = 3.14159265358979323846;
 
-std::string read_text(const char* path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw std::runtime_error(std::string("cannot read ") + path);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 MujocoDeviceConfig config_for(const char* path, ClockMode clock = ClockMode::kLockstep) {
   MujocoDeviceConfig config;
-  config.mjcf_xml = read_text(path);
+  config.mjcf_xml = jtac::test::read_text_file(path);
   config.clock = clock;
   return config;
 }

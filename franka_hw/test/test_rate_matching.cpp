@@ -19,6 +19,7 @@
 #include "franka_hw/async_interface.hpp"
 #include "franka_hw/mujoco_device.hpp"
 #include "franka_hw/rate_matching.hpp"
+#include "jtac_test_support.hpp"
 
 namespace {
 
@@ -42,19 +43,9 @@ constexpr double kT = 0.001;
 constexpr double kMargin = 0.8;
 constexpr double kRelTol = 1e-9;
 
-std::string read_text(const char* path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw std::runtime_error(std::string("cannot read ") + path);
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 MujocoDeviceConfig fr3_config(ClockMode clock = ClockMode::kLockstep) {
   MujocoDeviceConfig config;
-  config.mjcf_xml = read_text(JTAC_FR3_MJCF);
+  config.mjcf_xml = jtac::test::read_text_file(JTAC_FR3_MJCF);
   config.clock = clock;
   return config;
 }

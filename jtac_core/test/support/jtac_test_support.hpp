@@ -4,14 +4,18 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace jtac::test {
 
-/// The whole text of a file ("" when it cannot be read).
+/// The whole text of a file; throws std::runtime_error naming it when it cannot be read.
 inline std::string read_text_file(const char* path) {
   std::ifstream in(path);
+  if (!in) {
+    throw std::runtime_error(std::string("cannot read ") + path);
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
