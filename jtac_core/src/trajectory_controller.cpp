@@ -487,9 +487,7 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
   if (mode_ == ControllerMode::kExecuting && active_goal_ != nullptr) {
     const TimeScale ts = time_scaler_.current();
     active_goal_->trajectory.sample(tau_s_ + period_s * scale_mid, path_now_);
-    path_now_.acceleration_rad_s2 = path_now_.acceleration_rad_s2 * (ts.scale * ts.scale) +
-                                    path_now_.velocity_rad_s * ts.scale_rate_per_s;
-    path_now_.velocity_rad_s *= ts.scale;
+    scale_to_real_time(path_now_, ts);
   } else {
     hold(path_now_);
   }
@@ -590,6 +588,24 @@ void TrajectoryController::finish_goal(double time_s, EventType outcome, ResultC
   mode_ = ControllerMode::kIdle;
 }
 
+bool TrajectoryController::stop_if_off_path(double time_s, const JointVector& position_rad) noexcept {
+  int joint = -1;
+  double deviation = 0.0;
+  if (!first_out_of_tolerance(reference_.position_rad, position_rad, active_goal_->path_tolerance_rad, joint,
+                              deviation)) {
+    return false;
+  }
+  begin_stop(time_s, EventType::kGoalAborted, ResultCode::kPathToleranceViolated, EventDetail::kPathTolerance,
+             joint, deviation, active_goal_->path_tolerance_rad[joint]);
+  return true;
+}
+
+void TrajectoryController::scale_to_real_time(JointTrajectoryState& state, const TimeScale& ts) noexcept {
+  state.acceleration_rad_s2 =
+      state.acceleration_rad_s2 * (ts.scale * ts.scale) + state.velocity_rad_s * ts.scale_rate_per_s;
+  state.velocity_rad_s *= ts.scale;
+}
+
 UpdateStatus TrajectoryController::update(double time_s, double period_s, const JointVector& position_rad,
                                           const JointVector& velocity_rad_s, const CycleSeams& seams,
                                           ControllerOutput& out) noexcept {
@@ -669,17 +685,12 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
   }
   if (mode_ == ControllerMode::kExecuting) {
     const Trajectory& traj = active_goal_->trajectory;
-    traj.sample(tau_s_, scratch_);
-    reference_.position_rad = scratch_.position_rad;
-    reference_.velocity_rad_s = scratch_.velocity_rad_s * ts.scale;
-    reference_.acceleration_rad_s2 =
-        scratch_.acceleration_rad_s2 * (ts.scale * ts.scale) + scratch_.velocity_rad_s * ts.scale_rate_per_s;
+    traj.sample(tau_s_, reference_);
+    scale_to_real_time(reference_, ts);
     int joint = -1;
     double deviation = 0.0;
-    if (bad_joint < 0 && first_out_of_tolerance(reference_.position_rad, position_rad,
-                                                active_goal_->path_tolerance_rad, joint, deviation)) {
-      begin_stop(time_s, EventType::kGoalAborted, ResultCode::kPathToleranceViolated,
-                 EventDetail::kPathTolerance, joint, deviation, active_goal_->path_tolerance_rad[joint]);
+    if (bad_joint < 0 && stop_if_off_path(time_s, position_rad)) {
+      // braking for PATH_TOLERANCE_VIOLATED
     } else if (tau_s_ >= traj.duration()) {
       traj.sample(traj.duration(), scratch_);  // the final point with its own velocity
       const bool goal_ok = !first_out_of_tolerance(scratch_.position_rad, position_rad,
@@ -709,10 +720,8 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
     hold(reference_);
     int joint = -1;
     double deviation = 0.0;
-    if (bad_joint < 0 && first_out_of_tolerance(reference_.position_rad, position_rad,
-                                                active_goal_->path_tolerance_rad, joint, deviation)) {
-      begin_stop(time_s, EventType::kGoalAborted, ResultCode::kPathToleranceViolated,
-                 EventDetail::kPathTolerance, joint, deviation, active_goal_->path_tolerance_rad[joint]);
+    if (bad_joint < 0 && stop_if_off_path(time_s, position_rad)) {
+      // braking for PATH_TOLERANCE_VIOLATED
     } else if (!first_out_of_tolerance(reference_.position_rad, position_rad,
                                        active_goal_->goal_tolerance_rad, joint, deviation)) {
       finish_goal(time_s, EventType::kGoalSucceeded, ResultCode::kSuccessful, EventDetail::kNone, -1, 0.0,

@@ -218,6 +218,10 @@ class TrajectoryController {
   bool first_out_of_tolerance(const JointVector& reference, const JointVector& measured,
                               const JointVector& tolerance, int& joint, double& deviation) const noexcept;
   void hold(JointTrajectoryState& state) const noexcept;
+  // Brakes with PATH_TOLERANCE_VIOLATED when the measurement left the reference; true if it did.
+  bool stop_if_off_path(double time_s, const JointVector& position_rad) noexcept;
+  // Trajectory-time derivatives → real time: v·s, a·s² + v·ṡ.
+  static void scale_to_real_time(JointTrajectoryState& state, const TimeScale& ts) noexcept;
 
   ControllerConfig config_;
   int num_joints_ = 0;
