@@ -25,6 +25,12 @@ void store_max(std::atomic<std::uint64_t>& target, std::uint64_t value) noexcept
   }
 }
 
+void store_max_ns(std::atomic<std::int64_t>& target, std::int64_t value) noexcept {
+  std::int64_t current = target.load(std::memory_order_relaxed);
+  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
+  }
+}
+
 void bump(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, std::memory_order_relaxed); }
 
 RateMatcherConfig matcher_config(const AsyncInterfaceConfig& config, double period_s) noexcept {
@@ -163,6 +169,14 @@ DeviceStatus AsyncInterface::packet() noexcept {
   const DeviceStatus write_status = device_.write_once(command_);
   const std::int64_t write_ns = steady_ns();
   latency_ns_[packet_index % kLatencyWindow].store(write_ns - read_ns, std::memory_order_relaxed);
+  store_max_ns(max_latency_ns_, write_ns - read_ns);
+  if (peaks_reset_.exchange(false, std::memory_order_acq_rel)) {
+    last_write_ns_ = 0;
+  }
+  if (last_write_ns_ != 0) {
+    store_max_ns(max_write_interval_ns_, write_ns - last_write_ns_);
+  }
+  last_write_ns_ = write_ns;
   packets_.store(packet_index + 1, std::memory_order_relaxed);
   if (write_status != DeviceStatus::kOk) {
     bump(device_errors_);
@@ -205,7 +219,19 @@ AsyncCounters AsyncInterface::counters() const noexcept {
   result.largest_command_gap = largest_command_gap_.load(std::memory_order_relaxed);
   result.anomalous_ticks = anomalous_ticks_.load(std::memory_order_relaxed);
   result.device_errors = device_errors_.load(std::memory_order_relaxed);
+  result.max_write_interval_ns = max_write_interval_ns_.load(std::memory_order_relaxed);
+  result.max_latency_ns = max_latency_ns_.load(std::memory_order_relaxed);
   return result;
+}
+
+void AsyncInterface::reset_peaks() noexcept {
+  largest_command_gap_.store(0, std::memory_order_relaxed);
+  max_write_interval_ns_.store(0, std::memory_order_relaxed);
+  max_latency_ns_.store(0, std::memory_order_relaxed);
+  for (auto& slot : latency_ns_) {
+    slot.store(-1, std::memory_order_relaxed);
+  }
+  peaks_reset_.store(true, std::memory_order_release);
 }
 
 LatencyStats AsyncInterface::latency() const noexcept {

@@ -38,27 +38,39 @@ void store_max(std::atomic<double>& target, double value) noexcept {
   }
 }
 
-template <class Vector>
-void copy_joints(const Vector& from, JointArray& to) noexcept {
-  for (int i = 0; i < kNumJoints; ++i) {
-    to[static_cast<std::size_t>(i)] = i < from.size() ? from[i] : 0.0;
-  }
+}  // namespace
+
+namespace {
+
+bool supported_rate(int rate_hz) noexcept {
+  return rate_hz == 1000 || rate_hz == 500 || rate_hz == 250 || rate_hz == 200 || rate_hz == 125 || rate_hz == 100;
 }
 
-void copy_wrench(const Vector6& from, WrenchArray& to) noexcept {
-  for (int i = 0; i < 6; ++i) {
-    to[static_cast<std::size_t>(i)] = from[i];
+std::unique_ptr<JtacLaw> jtac_law(JointTrajectoryAdmittanceController& controller) {
+  if (controller.joint_names().size() != static_cast<std::size_t>(kNumJoints)) {
+    throw std::invalid_argument("ControlLoop: the controller must be configured with 7 joints, has " +
+                                std::to_string(controller.joint_names().size()));
   }
+  return std::make_unique<JtacLaw>(controller);
 }
 
 }  // namespace
 
 ControlLoop::ControlLoop(AsyncInterface& interface, JointTrajectoryAdmittanceController& controller,
                          const ControlLoopConfig& config)
-    : interface_(interface), controller_(controller), config_(config) {
+    : interface_(interface), owned_law_(jtac_law(controller)), law_(*owned_law_), config_(config) {
+  init();
+}
+
+ControlLoop::ControlLoop(AsyncInterface& interface, ControlLaw& law, const ControlLoopConfig& config)
+    : interface_(interface), law_(law), config_(config) {
+  init();
+}
+
+void ControlLoop::init() {
   const int rate = config_.update_rate_hz;
-  if (rate != 1000 && rate != 500 && rate != 250 && rate != 125) {
-    throw std::invalid_argument("ControlLoop: update_rate_hz must be 1000, 500, 250 or 125, got " +
+  if (!supported_rate(rate)) {
+    throw std::invalid_argument("ControlLoop: update_rate_hz must be 1000, 500, 250, 200, 125 or 100, got " +
                                 std::to_string(rate));
   }
   const double device_period_s = interface_.limiter().period_s();
@@ -66,20 +78,9 @@ ControlLoop::ControlLoop(AsyncInterface& interface, JointTrajectoryAdmittanceCon
     throw std::invalid_argument("ControlLoop: the device period must be 0.001 s, got " +
                                 std::to_string(device_period_s));
   }
-  if (controller_.joint_names().size() != static_cast<std::size_t>(kNumJoints)) {
-    throw std::invalid_argument("ControlLoop: the controller must be configured with 7 joints, has " +
-                                std::to_string(controller_.joint_names().size()));
-  }
   packets_per_cycle_ = 1000 / rate;
   period_s_ = device_period_s * packets_per_cycle_;
   period_ns_ = 1000000LL * packets_per_cycle_;
-  out_.trajectory.command.set_zero(kNumJoints);
-  out_.trajectory.reference.set_zero(kNumJoints);
-  out_.trajectory.error_rad.setZero(kNumJoints);
-  out_.joint_offset_rad.setZero(kNumJoints);
-  for (auto& w : wrenches_) {
-    w.setZero();
-  }
   ring_ = std::make_unique<SpscRing<CycleRecord, kRecordCapacity>>();
 }
 
@@ -107,7 +108,7 @@ void ControlLoop::stop() {
   }
   running_.store(false, std::memory_order_release);
   if (activated_) {
-    controller_.deactivate(last_time_s_);
+    law_.deactivate(last_time_s_);
     activated_ = false;
   }
 }
@@ -169,32 +170,22 @@ void ControlLoop::cycle() noexcept {
     return;
   }
   if (!activated_) {
-    controller_.activate();
+    law_.activate(state_);
     activated_ = true;
   }
   const double t = state_.time_s;
   const double dt = have_update_ ? t - last_time_s_ : period_s_;
-  for (int i = 0; i < kNumJoints; ++i) {
-    q_[i] = state_.q_rad[static_cast<std::size_t>(i)];
-    dq_[i] = state_.dq_rad_s[static_cast<std::size_t>(i)];
-  }
-  for (int i = 0; i < 6; ++i) {
-    wrenches_[0][i] = state_.has_wrench ? state_.wrench_sensor_N_Nm[static_cast<std::size_t>(i)] : 0.0;
-  }
-  const UpdateStatus status = controller_.update(t, dt, q_, dq_, wrenches_, out_);
+  const UpdateStatus status = law_.update(state_, t, dt, out_);
   if (status != UpdateStatus::kOk) {
     update_not_ok_.fetch_add(1, std::memory_order_relaxed);
   }
-  JointArray q_cmd{};
-  JointArray dq_cmd{};
-  copy_joints(out_.trajectory.command.position_rad, q_cmd);
-  copy_joints(out_.trajectory.command.velocity_rad_s, dq_cmd);
-  if (!interface_.submit_command(q_cmd, dq_cmd, t)) {
+  if (!interface_.submit_command(out_.q_cmd_rad, out_.dq_cmd_rad_s, t)) {
     commands_refused_.fetch_add(1, std::memory_order_relaxed);
   }
   have_update_ = true;
   last_tick_ = state_.tick;
   last_time_s_ = t;
+  unserved_cycles_.store(state_.ticks_without_new_command, std::memory_order_relaxed);
   const double duration_us = static_cast<double>(steady_now_ns() - read_ns) * 1e-3;
   last_cycle_us_.store(duration_us, std::memory_order_relaxed);
   store_max(max_cycle_us_, duration_us);
@@ -206,18 +197,21 @@ void ControlLoop::cycle() noexcept {
   s.tick = state_.tick;
   s.q_rad = state_.q_rad;
   s.dq_rad_s = state_.dq_rad_s;
-  s.q_cmd_rad = q_cmd;
-  s.dq_cmd_rad_s = dq_cmd;
-  copy_joints(out_.trajectory.reference.position_rad, s.q_ref_rad);
-  copy_joints(out_.trajectory.reference.velocity_rad_s, s.dq_ref_rad_s);
-  copy_joints(out_.trajectory.error_rad, s.error_rad);
-  copy_joints(out_.joint_offset_rad, s.joint_offset_rad);
-  copy_wrench(wrenches_[0], s.wrench_raw_N_Nm);
-  copy_wrench(out_.wrench_filtered_sensor[0], s.wrench_filtered_N_Nm);
-  s.mode = out_.trajectory.mode;
+  s.q_cmd_rad = out_.q_cmd_rad;
+  s.dq_cmd_rad_s = out_.dq_cmd_rad_s;
+  s.q_ref_rad = out_.q_ref_rad;
+  s.dq_ref_rad_s = out_.dq_ref_rad_s;
+  s.error_rad = out_.error_rad;
+  s.joint_offset_rad = out_.joint_offset_rad;
+  for (int i = 0; i < 6; ++i) {
+    s.wrench_raw_N_Nm[static_cast<std::size_t>(i)] =
+        state_.has_wrench ? state_.wrench_sensor_N_Nm[static_cast<std::size_t>(i)] : 0.0;
+  }
+  s.wrench_filtered_N_Nm = out_.wrench_filtered_N_Nm;
+  s.mode = out_.mode;
   s.status = status;
-  s.goal_id = out_.trajectory.goal_id;
-  s.time_scale = out_.trajectory.time_scale;
+  s.goal_id = out_.goal_id;
+  s.time_scale = out_.time_scale;
   s.timing = timing();
   snapshots_.publish();
 
@@ -226,8 +220,8 @@ void ControlLoop::cycle() noexcept {
     row_.tick = state_.tick;
     row_.q_rad = s.q_rad;
     row_.dq_rad_s = s.dq_rad_s;
-    row_.q_cmd_rad = q_cmd;
-    row_.dq_cmd_rad_s = dq_cmd;
+    row_.q_cmd_rad = s.q_cmd_rad;
+    row_.dq_cmd_rad_s = s.dq_cmd_rad_s;
     row_.q_ref_rad = s.q_ref_rad;
     row_.error_rad = s.error_rad;
     row_.joint_offset_rad = s.joint_offset_rad;
@@ -271,7 +265,10 @@ LoopTiming ControlLoop::timing() const noexcept {
   t.overruns = overruns_.load(std::memory_order_relaxed);
   t.update_not_ok = update_not_ok_.load(std::memory_order_relaxed);
   t.commands_refused = commands_refused_.load(std::memory_order_relaxed);
-  t.largest_command_gap = interface_.counters().largest_command_gap;
+  const AsyncCounters counters = interface_.counters();
+  t.largest_command_gap = counters.largest_command_gap;
+  t.max_device_command_gap_us = static_cast<double>(counters.max_write_interval_ns) * 1e-3;
+  t.unserved_cycles = unserved_cycles_.load(std::memory_order_relaxed);
   t.last_cycle_duration_us = last_cycle_us_.load(std::memory_order_relaxed);
   t.max_cycle_duration_us = max_cycle_us_.load(std::memory_order_relaxed);
   t.last_interval_us = last_interval_us_.load(std::memory_order_relaxed);

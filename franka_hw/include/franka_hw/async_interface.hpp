@@ -57,6 +57,11 @@ struct AsyncCounters {
   std::uint64_t largest_command_gap = 0;  ///< most packets between two controller samples
   std::uint64_t anomalous_ticks = 0;      ///< states whose tick delta was not 1
   std::uint64_t device_errors = 0;        ///< read/write calls that returned an error
+  /// Largest wall-clock time between two consecutive device commands (write_once calls) since the
+  /// start or reset_peaks() [ns]: what the robot would see as a late packet. Meaningful in real time.
+  std::int64_t max_write_interval_ns = 0;
+  /// Largest read-to-write latency (dEXT) since the start or reset_peaks() [ns].
+  std::int64_t max_latency_ns = 0;
 };
 
 /// Read-to-write latency (dEXT) over the last kLatencyWindow packets [s].
@@ -111,6 +116,10 @@ class AsyncInterface {
   AsyncCounters counters() const noexcept;
   /// dEXT statistics over the last kLatencyWindow packets; any thread, no allocation.
   LatencyStats latency() const noexcept;
+  /// Restarts the peak figures (largest_command_gap, max_write_interval_ns, max_latency_ns) and
+  /// empties the latency window, e.g. between the phases of a benchmark. Any thread; a packet in
+  /// flight may still land in the old figures.
+  void reset_peaks() noexcept;
 
  private:
   void run() noexcept;
@@ -145,6 +154,10 @@ class AsyncInterface {
   std::atomic<std::uint64_t> largest_command_gap_{0};
   std::atomic<std::uint64_t> anomalous_ticks_{0};
   std::atomic<std::uint64_t> device_errors_{0};
+  std::atomic<std::int64_t> max_write_interval_ns_{0};
+  std::atomic<std::int64_t> max_latency_ns_{0};
+  std::atomic<bool> peaks_reset_{false};  // the real-time side restarts its gap measurement
+  std::int64_t last_write_ns_ = 0;        // real-time side, 0 = no write yet
   std::array<std::atomic<std::int64_t>, kLatencyWindow> latency_ns_{};
 
   std::atomic<bool> running_{false};

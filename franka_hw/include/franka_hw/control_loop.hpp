@@ -1,13 +1,13 @@
-// The controller thread (issue 5 item 3): runs the composed JTAC controller at update_rate against an
-// AsyncInterface, reading its state buffer and writing its command buffer, never waiting on either.
+// The controller thread (issue 5 item 3): runs a control law (control_law.hpp; the composed JTAC
+// controller through JtacLaw) at update_rate against an AsyncInterface, reading its state buffer and
+// writing its command buffer, never waiting on either.
 //
 // One controller cycle (cycle()):
 //   latest_state (never waits) → skip when there is no state yet, or when the state is the one the
-//   previous cycle used (counted: a controller that outruns the device) → activate() on the first
-//   cycle with a state → controller.update(t, dt, q, dq, wrenches) with t = the state's robot time,
-//   dt = t − t of the previous update (the nominal period on the first), tip 0's raw wrench = the
-//   device's F/T reading (zero without a sensor) → submit_command(q_cmd, dq_cmd, t) → snapshot,
-//   record row, timing.
+//   previous cycle used (counted: a controller that outruns the device) → law.activate(state) on the
+//   first cycle with a state → law.update(state, t, dt) with t = the state's robot time, dt = t − t of
+//   the previous update (the nominal period on the first) → submit_command(q_cmd, dq_cmd, t) →
+//   snapshot, record row, timing.
 //
 // Two modes:
 //   * real time: start() launches the controller thread (SCHED_FIFO at config.fifo_priority, below
@@ -24,6 +24,11 @@
 // controller.poll_event() itself (and submit_goal / request_cancel / set_parameters /
 // request_zero_fts), exactly as it would without this loop.
 //
+// Timing (LoopTiming): the controller's read-to-read interval and read-to-command duration are
+// measured here; dEXT (the hardware thread's state-to-command latency), unserved cycles (device
+// ticks that started without a new command: ticks_without_new_command of the newest state) and the
+// largest gap between two device commands come from the interface and the device.
+//
 // Threads: start()/stop()/step()/start_recording()/stop_recording() from one owner thread;
 // snapshot() from one reader thread; drain() from one consumer thread (may be the reader);
 // timing() from any thread. The loop body (cycle()) allocates nothing, takes no lock and never
@@ -37,6 +42,7 @@
 #include <vector>
 
 #include "franka_hw/async_interface.hpp"
+#include "franka_hw/control_law.hpp"
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_core/mailbox.hpp"
@@ -45,7 +51,8 @@ namespace jtac::hw {
 
 /// Configuration of a ControlLoop.
 struct ControlLoopConfig {
-  /// Controller rate [Hz]: 1000, 500, 250 or 125 (the device runs at 1 kHz).
+  /// Controller rate [Hz]: 1000, 500, 250, 200, 125 or 100 (the device runs at 1 kHz; the
+  /// controller period is a whole number of device periods).
   int update_rate_hz = 1000;
   /// Try SCHED_FIFO at this priority for the controller thread (0: leave the scheduler alone).
   /// Keep it below the device thread's (AsyncInterfaceConfig::fifo_priority, 80).
@@ -63,6 +70,8 @@ struct LoopTiming {
   std::uint64_t update_not_ok = 0;         ///< updates that returned other than UpdateStatus::kOk
   std::uint64_t commands_refused = 0;      ///< submit_command() refusals (non-finite command)
   std::uint64_t largest_command_gap = 0;   ///< AsyncCounters::largest_command_gap [packets]
+  std::uint64_t unserved_cycles = 0;       ///< device ticks without a new command (newest state)
+  double max_device_command_gap_us = 0.0;  ///< AsyncCounters::max_write_interval_ns [µs]
   double last_cycle_duration_us = 0.0;     ///< read → command submitted, last cycle [µs]
   double max_cycle_duration_us = 0.0;      ///< largest of those [µs]
   double last_interval_us = 0.0;           ///< read-to-read interval, last cycle [µs]
@@ -117,10 +126,12 @@ class ControlLoop {
   /// Rows of the record ring (about 8 s at 1 kHz; drain every ~10 ms).
   static constexpr std::size_t kRecordCapacity = 8192;
 
-  /// Holds both by reference (they must outlive the loop); `controller` must be configured with the
-  /// device's seven joints. Throws std::invalid_argument for an update rate that is not 1000, 500,
-  /// 250 or 125 Hz, or a device period (AsyncInterface::limiter().period_s()) other than 1 ms. Not
-  /// real-time safe.
+  /// Holds both by reference (they must outlive the loop). Throws std::invalid_argument for an
+  /// update rate not in ControlLoopConfig's list, or a device period
+  /// (AsyncInterface::limiter().period_s()) other than 1 ms. Not real-time safe.
+  ControlLoop(AsyncInterface& interface, ControlLaw& law, const ControlLoopConfig& config = {});
+  /// The composed JTAC controller as the law (an owned JtacLaw); `controller` must be configured
+  /// with the device's seven joints (else std::invalid_argument).
   ControlLoop(AsyncInterface& interface, JointTrajectoryAdmittanceController& controller,
               const ControlLoopConfig& config = {});
   ~ControlLoop();
@@ -130,9 +141,9 @@ class ControlLoop {
   /// Real-time mode: starts the controller thread (false if it already runs). Throws
   /// std::system_error when no thread can be made. Not real-time safe.
   bool start();
-  /// Joins the controller thread (after the cycle in progress) and deactivates the controller (a
-  /// pending goal ends ABORTED / INVALID_STATE; the next start() re-activates it on its first cycle
-  /// with a state). Idempotent; also ends a lockstep session.
+  /// Joins the controller thread (after the cycle in progress) and deactivates the law (the JTAC
+  /// controller ends a pending goal ABORTED / INVALID_STATE; the next start() re-activates it on its
+  /// first cycle with a state). Idempotent; also ends a lockstep session.
   void stop();
   bool running() const noexcept { return running_.load(std::memory_order_acquire); }
 
@@ -163,12 +174,14 @@ class ControlLoop {
   int packets_per_cycle() const noexcept { return packets_per_cycle_; }
 
  private:
+  void init();
   void run() noexcept;
   void cycle() noexcept;
   void configure_thread() const;
 
   AsyncInterface& interface_;
-  JointTrajectoryAdmittanceController& controller_;
+  std::unique_ptr<JtacLaw> owned_law_;  // set by the JTAC constructor
+  ControlLaw& law_;
   ControlLoopConfig config_;
   int packets_per_cycle_ = 1;
   double period_s_ = 0.001;  // controller period
@@ -176,10 +189,7 @@ class ControlLoop {
 
   // Control thread (or the lockstep caller).
   DeviceState state_{};
-  JointVector q_ = JointVector::Zero(kNumJoints);
-  JointVector dq_ = JointVector::Zero(kNumJoints);
-  TipWrenches wrenches_{};
-  JtacOutput out_{};
+  LawOutput out_{};
   bool activated_ = false;
   bool have_update_ = false;
   std::uint64_t last_tick_ = 0;
@@ -205,6 +215,7 @@ class ControlLoop {
   std::atomic<double> max_cycle_us_{0.0};
   std::atomic<double> last_interval_us_{0.0};
   std::atomic<double> max_interval_us_{0.0};
+  std::atomic<std::uint64_t> unserved_cycles_{0};
 
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};

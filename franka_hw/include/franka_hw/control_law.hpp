@@ -1,0 +1,85 @@
+// The controller slot of ControlLoop: a control law is a function of the state the loop read, its
+// own parameters and its own memory that fills one joint command per controller cycle.
+//
+// ControlLoop owns the timing (which state, which period), the crossings to the hardware thread,
+// the snapshot and the record ring; a law owns everything else. A law keeps its parameters and
+// memory in itself and takes new parameters from its own mailbox at a cycle boundary (as
+// JointTrajectoryAdmittanceController does with set_parameters), so the loop never needs to know
+// what they are. JtacLaw plugs the composed JTAC controller in; another law (a joint impedance
+// hold, a teleoperation follower, …) implements the same three calls.
+//
+// Contract of every method: called on the controller thread only (or the lockstep caller),
+// noexcept, no allocation, no lock, no wait. A law that cannot produce a command returns a status
+// other than kOk and leaves the previous command in `out` (the loop still submits it, so the hardware
+// thread keeps a finite target); a non-finite command is refused by the hardware interface and
+// counted, never written.
+#pragma once
+
+#include <cstdint>
+
+#include "franka_hw/device.hpp"
+#include "jtac_core/joint_trajectory_admittance_controller.hpp"
+
+namespace jtac::hw {
+
+/// What a law produces in one cycle: the command, and what the loop shows in its snapshot and
+/// record. A law without a reference or a wrench pipeline fills q_ref/dq_ref with its command and
+/// leaves the rest at zero.
+struct LawOutput {
+  JointArray q_cmd_rad{};              ///< position command to the hardware
+  JointArray dq_cmd_rad_s{};           ///< velocity command (feed-forward) to the hardware
+  JointArray q_ref_rad{};              ///< nominal reference (no compliance offset)
+  JointArray dq_ref_rad_s{};           ///< nominal reference velocity
+  JointArray error_rad{};              ///< reference − measured
+  JointArray joint_offset_rad{};       ///< compliance offset added to the reference
+  WrenchArray wrench_filtered_N_Nm{};  ///< processed sensor wrench, sensor frame (tip 0)
+  ControllerMode mode = ControllerMode::kInactive;
+  std::uint64_t goal_id = 0;  ///< active goal, 0 = none
+  double time_scale = 1.0;    ///< trajectory speed in [0, 1]
+};
+
+/// A control law for ControlLoop (see the top of this file).
+class ControlLaw {
+ public:
+  virtual ~ControlLaw() = default;
+
+  /// Called on the first cycle with a state, before the first update(): start from `state` (hold
+  /// the measured position, zero the memory).
+  virtual void activate(const DeviceState& state) noexcept = 0;
+
+  /// The loop stops: end whatever is running at controller time `time_s` [s].
+  virtual void deactivate(double time_s) noexcept = 0;
+
+  /// One cycle: `state` is what the hardware reported (tick, q, dq, wrench, …), `time_s` the
+  /// controller time (the state's robot time) and `period_s` the time since the previous update.
+  virtual UpdateStatus update(const DeviceState& state, double time_s, double period_s, LawOutput& out) noexcept = 0;
+
+ protected:
+  ControlLaw() = default;
+  ControlLaw(const ControlLaw&) = default;
+  ControlLaw& operator=(const ControlLaw&) = default;
+};
+
+/// The composed JTAC controller (trajectory engine + F/T pipeline + admittance) as a control law.
+/// The device's F/T reading feeds tip 0 (zero without a sensor). Goals, cancels, parameters, tares
+/// and events keep going through the controller itself, on the non-real-time side.
+class JtacLaw final : public ControlLaw {
+ public:
+  /// Holds `controller` by reference; it must be configured with seven joints and outlive the law.
+  explicit JtacLaw(JointTrajectoryAdmittanceController& controller);
+
+  void activate(const DeviceState& state) noexcept override;
+  void deactivate(double time_s) noexcept override;
+  UpdateStatus update(const DeviceState& state, double time_s, double period_s, LawOutput& out) noexcept override;
+
+  JointTrajectoryAdmittanceController& controller() noexcept { return controller_; }
+
+ private:
+  JointTrajectoryAdmittanceController& controller_;
+  JointVector q_ = JointVector::Zero(kNumJoints);
+  JointVector dq_ = JointVector::Zero(kNumJoints);
+  TipWrenches wrenches_{};
+  JtacOutput out_{};
+};
+
+}  // namespace jtac::hw

@@ -1,0 +1,57 @@
+#include "franka_hw/control_law.hpp"
+
+namespace jtac::hw {
+
+namespace {
+
+template <class Vector>
+void copy_joints(const Vector& from, JointArray& to) noexcept {
+  for (int i = 0; i < kNumJoints; ++i) {
+    to[static_cast<std::size_t>(i)] = i < from.size() ? from[i] : 0.0;
+  }
+}
+
+}  // namespace
+
+JtacLaw::JtacLaw(JointTrajectoryAdmittanceController& controller) : controller_(controller) {
+  out_.trajectory.command.set_zero(kNumJoints);
+  out_.trajectory.reference.set_zero(kNumJoints);
+  out_.trajectory.error_rad.setZero(kNumJoints);
+  out_.joint_offset_rad.setZero(kNumJoints);
+  for (auto& w : wrenches_) {
+    w.setZero();
+  }
+}
+
+void JtacLaw::activate(const DeviceState& /*state*/) noexcept {
+  // The engine takes its command reference from the first measurement update() sees.
+  controller_.activate();
+}
+
+void JtacLaw::deactivate(double time_s) noexcept { controller_.deactivate(time_s); }
+
+UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double period_s, LawOutput& out) noexcept {
+  for (int i = 0; i < kNumJoints; ++i) {
+    q_[i] = state.q_rad[static_cast<std::size_t>(i)];
+    dq_[i] = state.dq_rad_s[static_cast<std::size_t>(i)];
+  }
+  for (int i = 0; i < 6; ++i) {
+    wrenches_[0][i] = state.has_wrench ? state.wrench_sensor_N_Nm[static_cast<std::size_t>(i)] : 0.0;
+  }
+  const UpdateStatus status = controller_.update(time_s, period_s, q_, dq_, wrenches_, out_);
+  copy_joints(out_.trajectory.command.position_rad, out.q_cmd_rad);
+  copy_joints(out_.trajectory.command.velocity_rad_s, out.dq_cmd_rad_s);
+  copy_joints(out_.trajectory.reference.position_rad, out.q_ref_rad);
+  copy_joints(out_.trajectory.reference.velocity_rad_s, out.dq_ref_rad_s);
+  copy_joints(out_.trajectory.error_rad, out.error_rad);
+  copy_joints(out_.joint_offset_rad, out.joint_offset_rad);
+  for (int i = 0; i < 6; ++i) {
+    out.wrench_filtered_N_Nm[static_cast<std::size_t>(i)] = out_.wrench_filtered_sensor[0][i];
+  }
+  out.mode = out_.trajectory.mode;
+  out.goal_id = out_.trajectory.goal_id;
+  out.time_scale = out_.trajectory.time_scale;
+  return status;
+}
+
+}  // namespace jtac::hw
