@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "jtac_core/events.hpp"
+#include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_core/trajectory_controller.hpp"
 #include "jtac_core/types.hpp"
 
@@ -43,6 +44,15 @@ jtac::TrajectoryGoal goal_from(const py::handle& obj);
 struct PolledEvent {
   jtac::Event event;
   std::string message;
+};
+
+/// The bound JointTrajectoryAdmittanceController with the output it writes every cycle: update()
+/// reads the previous cycle's mode from its output, so the same JtacOutput must be passed every cycle
+/// (the binding keeps it). The ControlLoop binding drives `core` from its own thread instead.
+struct Controller {
+  jtac::JointTrajectoryAdmittanceController core;
+  jtac::JtacOutput out;
+  bool has_sensor = false;
 };
 
 }  // namespace jtac_python

@@ -281,13 +281,7 @@ std::vector<jtac::TipFrames> tip_frames_from(const py::handle& obj) {
 
 // ------------------------------------------------------------------------------------ controller
 
-/// The controller with the output it writes every cycle: update() reads the previous cycle's mode
-/// from its output, so the same JtacOutput must be passed every cycle (the binding keeps it).
-struct Controller {
-  jtac::JointTrajectoryAdmittanceController core;
-  jtac::JtacOutput out;
-  bool has_sensor = false;
-};
+using jtac_python::Controller;
 
 /// What update() returns: its status and a copy of the cycle's output.
 struct JtacCycleResult {

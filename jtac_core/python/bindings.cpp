@@ -13,6 +13,7 @@ namespace py = pybind11;
 
 void bind_trajectory(py::module_& m);  // bind_trajectory.cpp
 void bind_jtac(py::module_& m);        // bind_jtac.cpp
+void bind_hw(py::module_& m);          // franka_hw/python/bind_hw.cpp
 
 namespace {
 
@@ -82,4 +83,5 @@ PYBIND11_MODULE(_native, m) {
 
   bind_trajectory(m);
   bind_jtac(m);
+  bind_hw(m);
 }

@@ -1,0 +1,394 @@
+// pybind11 bindings of franka_hw: the simulated arm (MujocoDevice), the asynchronous interface and
+// the controller thread (ControlLoop). Conversion only: no algorithm here.
+//
+// The GIL: every call that may block or run for a while releases it — MujocoDevice.read_once()
+// (waits for the next tick in real time), ControlLoop.step(n), start()/stop() (thread start/join)
+// — so a Python thread waiting on the robot never holds the other Python threads, and the native
+// threads themselves never touch Python. The Python objects keep what they hold alive: an
+// AsyncInterface keeps its device, a ControlLoop its interface and controller.
+//
+// Arrays: joints as (7,) float64, wrenches [Fx Fy Fz Tx Ty Tz] as (6,) [N, N·m]; a drained recording
+// is a dict of column arrays, one row per controller cycle.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "franka_hw/async_interface.hpp"
+#include "franka_hw/control_loop.hpp"
+#include "franka_hw/device.hpp"
+#include "franka_hw/mujoco_device.hpp"
+
+#include "../../jtac_core/python/bind_common.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using jtac::hw::JointArray;
+using jtac::hw::WrenchArray;
+using jtac_python::InputArray;
+
+template <std::size_t N>
+std::array<double, N> fixed(const InputArray& a, const char* name) {
+  if (a.ndim() != 1 || a.shape(0) != static_cast<py::ssize_t>(N)) {
+    throw std::invalid_argument(std::string(name) + " must have shape (" + std::to_string(N) + ",)");
+  }
+  std::array<double, N> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    out[i] = a.data()[i];
+  }
+  return out;
+}
+
+template <std::size_t N>
+py::array_t<double> array_of(const std::array<double, N>& v) {
+  return py::array_t<double>(static_cast<py::ssize_t>(N), v.data());
+}
+
+py::dict counters_dict(const jtac::hw::AsyncCounters& c) {
+  py::dict d;
+  d["packets"] = c.packets;
+  d["commands_received"] = c.commands_received;
+  d["commands_refused"] = c.commands_refused;
+  d["held_packets"] = c.held_packets;
+  d["limiter_activations"] = c.limiter_activations;
+  d["largest_command_gap"] = c.largest_command_gap;
+  d["anomalous_ticks"] = c.anomalous_ticks;
+  d["device_errors"] = c.device_errors;
+  d["max_write_interval_s"] = static_cast<double>(c.max_write_interval_ns) * 1e-9;
+  d["max_latency_s"] = static_cast<double>(c.max_latency_ns) * 1e-9;
+  return d;
+}
+
+py::dict latency_dict(const jtac::hw::LatencyStats& l) {
+  py::dict d;
+  d["samples"] = l.samples;
+  d["min_s"] = l.min_s;
+  d["median_s"] = l.median_s;
+  d["p99_s"] = l.p99_s;
+  d["max_s"] = l.max_s;
+  return d;
+}
+
+py::dict timing_dict(const jtac::hw::LoopTiming& t) {
+  py::dict d;
+  d["cycles"] = t.cycles;
+  d["cycles_without_state"] = t.cycles_without_state;
+  d["stale_states"] = t.stale_states;
+  d["overruns"] = t.overruns;
+  d["update_not_ok"] = t.update_not_ok;
+  d["commands_refused"] = t.commands_refused;
+  d["largest_command_gap"] = t.largest_command_gap;
+  d["unserved_cycles"] = t.unserved_cycles;
+  d["max_device_command_gap_us"] = t.max_device_command_gap_us;
+  d["last_cycle_duration_us"] = t.last_cycle_duration_us;
+  d["max_cycle_duration_us"] = t.max_cycle_duration_us;
+  d["last_interval_us"] = t.last_interval_us;
+  d["max_interval_us"] = t.max_interval_us;
+  return d;
+}
+
+py::dict snapshot_dict(const jtac::hw::LoopSnapshot& s) {
+  py::dict d;
+  d["time"] = s.time_s;
+  d["tick"] = s.tick;
+  d["q"] = array_of(s.q_rad);
+  d["dq"] = array_of(s.dq_rad_s);
+  d["q_cmd"] = array_of(s.q_cmd_rad);
+  d["dq_cmd"] = array_of(s.dq_cmd_rad_s);
+  d["q_ref"] = array_of(s.q_ref_rad);
+  d["dq_ref"] = array_of(s.dq_ref_rad_s);
+  d["error"] = array_of(s.error_rad);
+  d["joint_offset"] = array_of(s.joint_offset_rad);
+  d["wrench_raw"] = array_of(s.wrench_raw_N_Nm);
+  d["wrench_filtered"] = array_of(s.wrench_filtered_N_Nm);
+  d["mode"] = s.mode;
+  d["status"] = s.status;
+  d["goal_id"] = s.goal_id;
+  d["time_scale"] = s.time_scale;
+  d["timing"] = timing_dict(s.timing);
+  return d;
+}
+
+/// The drained rows as columns: {"time": (n,), "q": (n, 7), ...}.
+py::dict columns(const std::vector<jtac::hw::CycleRecord>& rows) {
+  const auto n = static_cast<py::ssize_t>(rows.size());
+  const auto scalar = [&](auto get) {
+    py::array_t<double> a(n);
+    auto v = a.mutable_unchecked<1>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      v(i) = static_cast<double>(get(rows[static_cast<std::size_t>(i)]));
+    }
+    return a;
+  };
+  const auto integer = [&](auto get) {
+    py::array_t<std::int64_t> a(n);
+    auto v = a.mutable_unchecked<1>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      v(i) = static_cast<std::int64_t>(get(rows[static_cast<std::size_t>(i)]));
+    }
+    return a;
+  };
+  const auto matrix = [&](auto get, py::ssize_t width) {
+    py::array_t<double> a({n, width});
+    auto v = a.mutable_unchecked<2>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const auto& row = get(rows[static_cast<std::size_t>(i)]);
+      for (py::ssize_t j = 0; j < width; ++j) {
+        v(i, j) = row[static_cast<std::size_t>(j)];
+      }
+    }
+    return a;
+  };
+  using R = jtac::hw::CycleRecord;
+  py::dict d;
+  d["time"] = scalar([](const R& r) { return r.time_s; });
+  d["tick"] = integer([](const R& r) { return r.tick; });
+  d["q"] = matrix([](const R& r) -> const JointArray& { return r.q_rad; }, 7);
+  d["dq"] = matrix([](const R& r) -> const JointArray& { return r.dq_rad_s; }, 7);
+  d["q_cmd"] = matrix([](const R& r) -> const JointArray& { return r.q_cmd_rad; }, 7);
+  d["dq_cmd"] = matrix([](const R& r) -> const JointArray& { return r.dq_cmd_rad_s; }, 7);
+  d["q_ref"] = matrix([](const R& r) -> const JointArray& { return r.q_ref_rad; }, 7);
+  d["error"] = matrix([](const R& r) -> const JointArray& { return r.error_rad; }, 7);
+  d["joint_offset"] = matrix([](const R& r) -> const JointArray& { return r.joint_offset_rad; }, 7);
+  d["wrench_raw"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_raw_N_Nm; }, 6);
+  d["wrench_filtered"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_filtered_N_Nm; }, 6);
+  d["time_scale"] = scalar([](const R& r) { return r.time_scale; });
+  d["mode"] = integer([](const R& r) { return static_cast<int>(r.mode); });
+  d["status"] = integer([](const R& r) { return static_cast<int>(r.status); });
+  d["cycle_duration_us"] = scalar([](const R& r) { return r.cycle_duration_us; });
+  d["interval_us"] = scalar([](const R& r) { return r.interval_us; });
+  return d;
+}
+
+/// What a Python thread driving the device itself (read_once → … → write_once) gets back.
+py::dict device_state_dict(const jtac::hw::DeviceState& s) {
+  py::dict d;
+  d["tick"] = s.tick;
+  d["time"] = s.time_s;
+  d["ticks_missed_by_reader"] = s.ticks_missed_by_reader;
+  d["ticks_without_new_command"] = s.ticks_without_new_command;
+  d["q"] = array_of(s.q_rad);
+  d["dq"] = array_of(s.dq_rad_s);
+  d["q_d"] = array_of(s.q_d_rad);
+  d["dq_d"] = array_of(s.dq_d_rad_s);
+  d["tau_J"] = array_of(s.tau_J_Nm);
+  d["tau_ext"] = array_of(s.tau_ext_Nm);
+  d["has_wrench"] = s.has_wrench;
+  d["wrench"] = array_of(s.wrench_sensor_N_Nm);
+  d["motion_finished"] = s.motion_finished;
+  return d;
+}
+
+}  // namespace
+
+/// Registers the hardware types in `m` (called from PYBIND11_MODULE after bind_jtac, whose
+/// JointTrajectoryAdmittanceController the ControlLoop drives).
+void bind_hw(py::module_& m) {
+  using jtac::hw::AsyncInterface;
+  using jtac::hw::ControlLoop;
+  using jtac::hw::DeviceStatus;
+  using jtac::hw::MujocoDevice;
+
+  py::enum_<DeviceStatus>(m, "DeviceStatus", "Outcome of a device read/write or a loop step")
+      .value("OK", DeviceStatus::kOk)
+      .value("NOT_CONFIGURED", DeviceStatus::kNotConfigured)
+      .value("INVALID_COMMAND", DeviceStatus::kInvalidCommand)
+      .value("MOTION_FINISHED", DeviceStatus::kMotionFinished)
+      .value("DEVICE_ERROR", DeviceStatus::kDeviceError);
+
+  py::class_<MujocoDevice>(m, "MujocoDevice",
+                           "The simulated Franka arm (MuJoCo) behind libfranka's packet semantics")
+      .def(py::init([](const std::string& mjcf_xml, const std::string& name_prefix,
+                       const std::optional<InputArray>& q_init_rad, const std::optional<InputArray>& stiffness,
+                       const std::optional<InputArray>& damping, const std::string& clock) {
+             jtac::hw::MujocoDeviceConfig config;
+             config.mjcf_xml = mjcf_xml;
+             config.name_prefix = name_prefix;
+             if (q_init_rad) {
+               config.q_init_rad = fixed<7>(*q_init_rad, "q_init_rad");
+             }
+             if (stiffness) {
+               config.stiffness_Nm_rad = fixed<7>(*stiffness, "stiffness_Nm_rad");
+             }
+             if (damping) {
+               config.damping_Nm_s_rad = fixed<7>(*damping, "damping_Nm_s_rad");
+             }
+             if (clock == "lockstep") {
+               config.clock = jtac::hw::ClockMode::kLockstep;
+             } else if (clock == "realtime") {
+               config.clock = jtac::hw::ClockMode::kRealTime;
+             } else {
+               throw std::invalid_argument("clock must be 'lockstep' or 'realtime', got '" + clock + "'");
+             }
+             return std::make_unique<MujocoDevice>(config);
+           }),
+           py::arg("mjcf_xml"), py::kw_only(), py::arg("name_prefix") = "fr3", py::arg("q_init_rad") = py::none(),
+           py::arg("stiffness_Nm_rad") = py::none(), py::arg("damping_Nm_s_rad") = py::none(),
+           py::arg("clock") = "lockstep",
+           "Compiles the MJCF text (ValueError/RuntimeError with MuJoCo's message); clock 'lockstep' or "
+           "'realtime'")
+      .def(
+          "reset", [](MujocoDevice& d, const InputArray& q) { d.reset(fixed<7>(q, "q_rad")); }, py::arg("q_rad"),
+          "Back to tick 0 at rest at q_rad")
+      .def(
+          "read_once",
+          [](MujocoDevice& d) {
+            jtac::hw::DeviceState state;
+            DeviceStatus status;
+            {
+              py::gil_scoped_release release;
+              status = d.read_once(state);
+            }
+            return py::make_tuple(status, device_state_dict(state));
+          },
+          "(status, state dict) of the next tick; waits for it in real time (GIL released)")
+      .def(
+          "write_once",
+          [](MujocoDevice& d, const InputArray& q_d, const InputArray& dq_d, bool motion_finished) {
+            jtac::hw::DeviceCommand command;
+            command.q_d_rad = fixed<7>(q_d, "q_d_rad");
+            command.dq_d_rad_s = fixed<7>(dq_d, "dq_d_rad_s");
+            command.motion_finished = motion_finished;
+            return d.write_once(command);
+          },
+          py::arg("q_d_rad"), py::arg("dq_d_rad_s"), py::arg("motion_finished") = false,
+          "Hands over the command for the coming tick")
+      .def_property_readonly("period_s", &MujocoDevice::period_s)
+      .def_property_readonly("clock",
+                             [](const MujocoDevice& d) {
+                               return d.clock() == jtac::hw::ClockMode::kLockstep ? "lockstep" : "realtime";
+                             })
+      .def(
+          "push",
+          [](MujocoDevice& d, const std::string& frame, const InputArray& wrench, double duration_s) {
+            d.push(frame, fixed<6>(wrench, "wrench_world_N_Nm"), duration_s);
+          },
+          py::arg("frame"), py::arg("wrench_world_N_Nm"), py::arg("duration_s"),
+          "Applies [Fx Fy Fz Tx Ty Tz] (world axes) at the origin of a site/body for duration_s from the "
+          "next tick; any thread")
+      .def_property_readonly("pushes_active", &MujocoDevice::pushes_active)
+      .def_property_readonly("pushes_dropped", &MujocoDevice::pushes_dropped)
+      .def(
+          "frame_pose",
+          [](const MujocoDevice& d, const std::string& frame) {
+            std::array<double, 3> p{};
+            std::array<double, 9> r{};
+            d.frame_pose(frame, p.data(), r.data());
+            py::array_t<double> T({4, 4});
+            auto t = T.mutable_unchecked<2>();
+            for (py::ssize_t i = 0; i < 4; ++i) {
+              for (py::ssize_t j = 0; j < 4; ++j) {
+                t(i, j) = (i == 3) ? (j == 3 ? 1.0 : 0.0)
+                                   : (j == 3 ? p[static_cast<std::size_t>(i)]
+                                             : r[static_cast<std::size_t>(i * 3 + j)]);
+              }
+            }
+            return T;
+          },
+          py::arg("frame"), "4x4 world pose of a site or body at the current state");
+
+  py::class_<AsyncInterface>(m, "AsyncInterface",
+                             "The hardware real-time thread: rate matching, limiter, one packet per tick")
+      .def(py::init([](MujocoDevice& device, double limit_margin, int fifo_priority, int cpu) {
+             jtac::hw::AsyncInterfaceConfig config;
+             config.limit_margin = limit_margin;
+             config.fifo_priority = fifo_priority;
+             config.cpu = cpu;
+             return std::make_unique<AsyncInterface>(device, config);
+           }),
+           py::arg("device"), py::kw_only(), py::arg("limit_margin") = 0.8, py::arg("fifo_priority") = 80,
+           py::arg("cpu") = -1, py::keep_alive<1, 2>())
+      .def(
+          "start", [](AsyncInterface& a) { return a.start(); }, "Starts the real-time thread")
+      .def(
+          "stop",
+          [](AsyncInterface& a) {
+            py::gil_scoped_release release;
+            a.stop();
+          },
+          "Stops and joins the real-time thread")
+      .def_property_readonly("running", &AsyncInterface::running)
+      .def_property_readonly("exit_status", &AsyncInterface::exit_status)
+      .def("step_once", &AsyncInterface::step_once, "One packet on this thread (lockstep)")
+      .def("counters", [](const AsyncInterface& a) { return counters_dict(a.counters()); })
+      .def("latency", [](const AsyncInterface& a) { return latency_dict(a.latency()); },
+           "dEXT (read-to-write) over the last 1024 packets [s]")
+      .def("reset_peaks", &AsyncInterface::reset_peaks);
+
+  py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")
+      .def(py::init([](AsyncInterface& interface, jtac_python::Controller& controller, int update_rate_hz,
+                       int fifo_priority, int cpu) {
+             jtac::hw::ControlLoopConfig config;
+             config.update_rate_hz = update_rate_hz;
+             config.fifo_priority = fifo_priority;
+             config.cpu = cpu;
+             return std::make_unique<ControlLoop>(interface, controller.core, config);
+           }),
+           py::arg("interface"), py::arg("controller"), py::kw_only(), py::arg("update_rate_hz") = 1000,
+           py::arg("fifo_priority") = 70, py::arg("cpu") = -1, py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
+      .def(
+          "start", [](ControlLoop& l) { return l.start(); }, "Real-time mode: starts the controller thread")
+      .def(
+          "stop",
+          [](ControlLoop& l) {
+            py::gil_scoped_release release;
+            l.stop();
+          },
+          "Joins the controller thread and deactivates the controller")
+      .def_property_readonly("running", &ControlLoop::running)
+      .def(
+          "step",
+          [](ControlLoop& l, int packets) {
+            if (packets < 0) {
+              throw std::invalid_argument("packets must be >= 0, got " + std::to_string(packets));
+            }
+            py::gil_scoped_release release;
+            DeviceStatus status = DeviceStatus::kOk;
+            for (int i = 0; i < packets && status == DeviceStatus::kOk; ++i) {
+              status = l.step();
+            }
+            return status;
+          },
+          py::arg("packets") = 1,
+          "Lockstep: `packets` device packets (and the controller cycles due); stops at the first "
+          "status that is not OK and returns it")
+      .def_property_readonly("packets", &ControlLoop::packets)
+      .def(
+          "snapshot",
+          [](ControlLoop& l) -> py::object {
+            jtac::hw::LoopSnapshot s;
+            if (!l.snapshot(s)) {
+              return py::none();
+            }
+            return snapshot_dict(s);
+          },
+          "The last controller cycle (dict), None before the first")
+      .def("start_recording", &ControlLoop::start_recording)
+      .def("stop_recording", &ControlLoop::stop_recording)
+      .def_property_readonly("recording", &ControlLoop::recording)
+      .def(
+          "drain",
+          [](ControlLoop& l) {
+            std::vector<jtac::hw::CycleRecord> rows;
+            {
+              py::gil_scoped_release release;
+              rows.reserve(ControlLoop::kRecordCapacity);
+              l.drain(rows);
+            }
+            return columns(rows);
+          },
+          "Every recorded row not yet drained, as columns")
+      .def_property_readonly("dropped_records", &ControlLoop::dropped_records)
+      .def_readonly_static("RECORD_CAPACITY", &ControlLoop::kRecordCapacity)
+      .def("timing", [](const ControlLoop& l) { return timing_dict(l.timing()); })
+      .def_property_readonly("update_rate_hz", &ControlLoop::update_rate_hz)
+      .def_property_readonly("packets_per_cycle", &ControlLoop::packets_per_cycle);
+}

@@ -1,0 +1,326 @@
+"""From jtac's parameter schema to the native controller: resolve values, build the configuration objects.
+
+``params/jtac_parameters.yaml`` is the one description of jtac's parameters (``jtac_py.parameters``
+validates against it); the C++ core takes them as ``_native.JtacConfig`` (structure, fixed at configure)
+and ``_native.JtacParameters`` (run-time values, also for ``set_parameters``). This module maps the one
+onto the other and imports nothing from ROS, so a script, a test and the ROS node build the same
+controller from the same values::
+
+    values = resolve("my_params.yaml", update_rate=500)     # or resolve({...}) / resolve()
+    controller = make_controller(values)                     # configured, not activated
+    new_values = parameters.default_schema().validate_update(values, {"time_scale_percentage": 50.0})
+    controller.set_parameters(native_parameters(new_values))              # '' = applied
+
+Mapping (schema name -> native field; T is ``JtacParameters.trajectory``, the engine's
+``ControllerParameters``; per-joint vectors are in ``joints`` order):
+
+=========================================  =============================================================
+schema                                     native
+=========================================  =============================================================
+joints                                     JtacConfig.joint_names
+continuous_joints                          JtacConfig.continuous_joints
+max_trajectory_points                      JtacConfig.max_trajectory_points
+robot_description / urdf_path / robot      JtacConfig.urdf_xml (robot_description(); first non-empty)
+base_frame                                 JtacConfig.base_frame
+sensor_frames, ee_frames                   JtacConfig.tips: TipFrames(sensor_frame, ee_frame) per tip
+ft_sensor_name, ft_sensors.<frame>.name    JtacConfig.has_force_torque_sensor (any tip has a sensor)
+stop_accelerations                         T.stop_accelerations_rad_s2
+default_path_tolerance,                    T.default_path_tolerance_rad (one per joint; a non-zero
+  constraints.<joint>.path_tolerance         per-joint value wins over the default)
+default_goal_tolerance,                    T.default_goal_tolerance_rad (likewise)
+  constraints.<joint>.goal_tolerance
+default_goal_time_tolerance                T.default_goal_time_tolerance_s
+time_scale_percentage                      T.time_scale_percentage
+time_scale_filter_constant                 T.time_scale_filter_constant_s (a time constant [s])
+start_position_tolerance                   T.start_position_tolerance_rad
+start_velocity_tolerance                   T.start_velocity_tolerance_rad_s
+stitch_position_tolerance                  T.stitch_position_tolerance_rad
+stitch_velocity_tolerance                  T.stitch_velocity_tolerance_rad_s
+ft_cutoff_frequency_ratio                  JtacParameters.ft_cutoff_frequency_ratio
+ft_force_deadband                          JtacParameters.ft_force_deadband_N
+ft_torque_deadband                         JtacParameters.ft_torque_deadband_Nm
+default_absolute_force_torque_threshold    JtacParameters.default_absolute_force_torque_threshold
+gravity_vector                             JtacParameters.gravity_base_m_s2
+jacobian_damping                           JtacParameters.jacobian_damping
+zero_fts_num_samples                       JtacParameters.zero_fts_num_samples
+=========================================  =============================================================
+
+Units agree on both sides (rad, rad/s, rad/s², s, %, N, N·m, m/s²), so values pass through unchanged.
+A per-joint tolerance of 0 in ``constraints`` means "use the global default"
+(``parameters.default_joint_tolerances``). The schema parameters without a native counterpart belong to
+the process around the controller (ROS node, hardware thread, simulator, recorder): planning_group_name,
+update_rate, state_publish_rate, hardware, robot_ip, realtime_priority, cpu_affinity,
+record_buffer_cycles, and the per-tip sensor names themselves (the core only learns whether there is
+a sensor). ``robot`` matters only through the URDF and the frame-name defaults below.
+
+Every validation failure raises ``jtac_py.parameters.ParameterError`` (a ValueError) naming the
+parameter, the value and the rule; errors of the native ``configure`` are ValueErrors from the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jtac_py import _native, robots
+from jtac_py.parameters import (
+    ParameterError,
+    Schema,
+    admittance_enabled,
+    default_joint_tolerances,
+    default_schema,
+)
+
+__all__ = [
+    "ROBOT_FRAME_PARAMETERS",
+    "make_controller",
+    "native_config",
+    "native_parameters",
+    "resolve",
+    "robot_description",
+]
+
+# Parameters whose schema defaults are FR3's names (fr3_joint1, fr3_link0, ...): resolve() fills those
+# not given from the selected robot's description instead, so `robot: panda` alone is a working setup.
+ROBOT_FRAME_PARAMETERS = ("joints", "base_frame", "sensor_frames", "ee_frames")
+
+
+# ------------------------------------------------------------------------------------------------ values
+def resolve(
+    config: Mapping[str, Any] | str | Path | None = None,
+    /,
+    *,
+    node_name: str | None = None,
+    **overrides: Any,
+) -> dict[str, Any]:
+    """Every parameter's validated value, defaults filled in, from a configuration plus overrides.
+
+    config: None (the defaults); a Mapping of dotted schema names
+    (``{"constraints.fr3_joint1.goal_tolerance": 0.01}``), nested Mappings (flattened into dotted names
+    as ROS does: ``{"constraints": {"fr3_joint1": {"goal_tolerance": 0.01}}}``) or a mix of both; or the
+    path (str / Path) of a ROS parameters file (``<node>: ros__parameters: ...``; node_name selects the
+    entry when the file has several). A previous result of resolve() is a valid config.
+
+    overrides: values merged on top of config, per dotted name. Keyword names cannot contain a dot:
+    pass a dotted name with ``**{"constraints.fr3_joint1.goal_tolerance": 0.01}`` or nest it,
+    ``constraints={"fr3_joint1": {"goal_tolerance": 0.01}}``. There is no ``__`` spelling of the dot.
+
+    joints, base_frame, sensor_frames and ee_frames that are given nowhere default to the names of
+    ``robot`` (``robots.robot_spec``; FR3's equal the schema defaults, Panda's are ``panda_*``).
+    numpy arrays are taken as lists. Raises ParameterError (naming the parameter, the value and the
+    rule, prefixed with ``file:line`` for a value from a file), TypeError for a config of another type.
+    """
+    schema = default_schema()
+    if config is None:
+        given: dict[str, Any] = {}
+        lines: dict[str, int] = {}
+        source = None
+    elif isinstance(config, str | Path):
+        given, lines = _read_params_file(schema, Path(config), node_name)
+        source = str(config)
+    elif isinstance(config, Mapping):
+        given, lines, source = _flatten(config), {}, None
+    else:
+        raise TypeError(
+            f"config must be None, a Mapping or the path of a parameters file, got {type(config).__name__}"
+        )
+    flat_overrides = _flatten(overrides)
+    # Names whose value comes from the file; an override replaces the file's value and its errors.
+    from_file = set(given) - set(flat_overrides) if source else set()
+    given.update(flat_overrides)
+    given = _with_robot_frames(given, schema)
+    try:
+        return schema.validate(given)
+    except ParameterError as error:
+        # Locate a bad value of the file (file:line); overrides and filled-in defaults have no place there.
+        if source and error.name in from_file:
+            line = lines.get(error.name)
+            raise error.with_source(f"{source}:{line}" if line else source) from None
+        raise
+
+
+def _plain(value: Any) -> Any:
+    """numpy arrays (anything with tolist() but a string) as lists: the schema takes list/tuple/array."""
+    if not isinstance(value, str | bytes) and hasattr(value, "tolist") and hasattr(value, "ndim"):
+        return value.tolist()
+    return value
+
+
+def _flatten(
+    mapping: Mapping[Any, Any], prefix: str = "", out: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Nested mappings as dotted names (ROS's rule); the same name given twice is an error."""
+    out = {} if out is None else out
+    for key, value in mapping.items():
+        if not isinstance(key, str) or not key:
+            raise ParameterError(
+                f"parameter name {prefix}{key!r} must be a non-empty string", name=str(key), rule="name"
+            )
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            _flatten(value, f"{name}.", out)
+            continue
+        if name in out:
+            raise ParameterError(
+                f"parameter '{name}' is given twice (as a dotted name and as a nested one)",
+                name=name,
+                value=value,
+                rule="given once",
+            )
+        out[name] = _plain(value)
+    return out
+
+
+class _FlatValues(dict):
+    """A parameters file's values as given (dotted names), with the line of each in the file."""
+
+    lines: dict[str, int]
+
+
+class _FileReader(Schema):
+    """The schema's own file reader (node selection, ROS flattening, YAML errors with file:line) minus
+    the validation: resolve() validates once, after the overrides and the robot's frame names are in."""
+
+    def validate(  # type: ignore[override]
+        self,
+        values: Mapping[str, Any],
+        *,
+        source: str | None = None,
+        lines: Mapping[str, int] | None = None,
+    ) -> dict[str, Any]:
+        flat = _FlatValues(values)
+        flat.lines = dict(lines or {})
+        return flat
+
+
+def _read_params_file(
+    schema: Schema, path: Path, node_name: str | None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    reader = _FileReader(namespace=schema.namespace, path=schema.path, entries=schema.entries)
+    flat = reader.load_params_file(path, node_name)
+    if not isinstance(flat, _FlatValues):  # Schema.load_params_file no longer ends in self.validate()
+        raise RuntimeError("jtac_py.parameters.Schema.load_params_file changed: update jtac_py.config")
+    return dict(flat), flat.lines
+
+
+def _with_robot_frames(given: dict[str, Any], schema: Schema) -> dict[str, Any]:
+    """given plus the robot's joint and frame names for the ROBOT_FRAME_PARAMETERS it lacks."""
+    robot = given.get("robot", schema.template("robot").default)
+    if not isinstance(robot, str) or robot not in robots.ROBOTS:
+        return given  # validation reports the bad robot (one_of)
+    spec = robots.robot_spec(robot)
+    names = {
+        "joints": list(spec.joint_names),
+        "base_frame": spec.base_frame,
+        "sensor_frames": [spec.sensor_frame],
+        "ee_frames": [spec.ee_frame],
+    }
+    return {**{k: names[k] for k in ROBOT_FRAME_PARAMETERS if k not in given}, **given}
+
+
+def _values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A full, validated value set: resolve() again (a no-op on its own result, cheap: no native calls)."""
+    if not isinstance(values, Mapping):
+        raise TypeError(f"values must be a Mapping of parameter values, got {type(values).__name__}")
+    return resolve(values)
+
+
+# ------------------------------------------------------------------------------------------------ URDF
+def robot_description(values: Mapping[str, Any]) -> str:
+    """The URDF text: robot_description if not empty, else the file urdf_path, else the built-in robot.
+
+    The built-in description has no tool (``robots.urdf_xml(robot)``); the schema has no tool mass
+    parameter. Raises ParameterError naming urdf_path when that file cannot be read or is empty.
+    """
+    values = _values(values)
+    if values["robot_description"]:
+        return values["robot_description"]
+    path = values["urdf_path"]
+    if path:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ParameterError(
+                f"parameter 'urdf_path' = {path!r} violates readable file: cannot read it ({reason})",
+                name="urdf_path",
+                value=path,
+                rule="readable file",
+            ) from exc
+        if not text.strip():
+            raise ParameterError(
+                f"parameter 'urdf_path' = {path!r} violates readable file: the file is empty",
+                name="urdf_path",
+                value=path,
+                rule="readable file",
+            )
+        return text
+    return robots.urdf_xml(values["robot"])
+
+
+# ------------------------------------------------------------------------------------------------ native
+def native_config(values: Mapping[str, Any], urdf_xml: str | None = None) -> _native.JtacConfig:
+    """The configure-time structure (the read_only parameters) as a native JtacConfig.
+
+    urdf_xml replaces robot_description(values) when given (e.g. a URDF with a tool). The core parses the
+    URDF only when there is a force/torque sensor (admittance needs the kinematics).
+    """
+    values = _values(values)
+    return _native.JtacConfig(
+        joint_names=list(values["joints"]),
+        continuous_joints=list(values["continuous_joints"]),
+        max_trajectory_points=values["max_trajectory_points"],  # [points]
+        urdf_xml=robot_description(values) if urdf_xml is None else urdf_xml,
+        base_frame=values["base_frame"],
+        # One tip per sensor frame; the schema keeps ee_frames the same length (size_eq_param).
+        tips=[
+            _native.TipFrames(sensor_frame, ee_frame)
+            for sensor_frame, ee_frame in zip(values["sensor_frames"], values["ee_frames"], strict=True)
+        ],
+        # The core has one flag for all tips: on as soon as any tip has a sensor name.
+        has_force_torque_sensor=admittance_enabled(values),
+    )
+
+
+def native_parameters(values: Mapping[str, Any]) -> _native.JtacParameters:
+    """The run-time parameters as a native JtacParameters (for configure and set_parameters)."""
+    values = _values(values)
+    # Per joint [rad]: a constraints.<joint>.*_tolerance of 0 falls back to the global default.
+    path_tolerance_rad, goal_tolerance_rad = default_joint_tolerances(values)
+    trajectory = _native.ControllerParameters(
+        stop_accelerations_rad_s2=list(values["stop_accelerations"]),  # [rad/s²], joints order
+        default_path_tolerance_rad=path_tolerance_rad,
+        default_goal_tolerance_rad=goal_tolerance_rad,
+        default_goal_time_tolerance_s=values["default_goal_time_tolerance"],  # [s]
+        time_scale_percentage=values["time_scale_percentage"],  # [%]
+        time_scale_filter_constant_s=values["time_scale_filter_constant"],  # time constant [s]
+        start_position_tolerance_rad=values["start_position_tolerance"],
+        start_velocity_tolerance_rad_s=values["start_velocity_tolerance"],
+        stitch_position_tolerance_rad=values["stitch_position_tolerance"],
+        stitch_velocity_tolerance_rad_s=values["stitch_velocity_tolerance"],
+    )
+    return _native.JtacParameters(
+        trajectory=trajectory,
+        ft_cutoff_frequency_ratio=values["ft_cutoff_frequency_ratio"],  # cutoff / update_rate [-]
+        ft_force_deadband_N=values["ft_force_deadband"],
+        ft_torque_deadband_Nm=values["ft_torque_deadband"],
+        default_absolute_force_torque_threshold=list(values["default_absolute_force_torque_threshold"]),
+        gravity_base_m_s2=list(values["gravity_vector"]),  # [m/s²]
+        jacobian_damping=values["jacobian_damping"],  # λ of the damped least squares [-]
+        zero_fts_num_samples=values["zero_fts_num_samples"],  # [samples]
+    )
+
+
+def make_controller(
+    values: Mapping[str, Any], urdf_xml: str | None = None
+) -> _native.JointTrajectoryAdmittanceController:
+    """A JointTrajectoryAdmittanceController configured from values (not activated: call activate()).
+
+    Raises ParameterError for invalid values or an unreadable urdf_path, ValueError from the core for a
+    configuration it refuses (a joint or frame missing from the URDF, ...).
+    """
+    values = _values(values)
+    controller = _native.JointTrajectoryAdmittanceController()
+    controller.configure(native_config(values, urdf_xml), native_parameters(values))
+    return controller
