@@ -154,6 +154,16 @@ def _check_window(push_window: Sequence[float] | None) -> tuple[float, float] | 
     return t0, t1
 
 
+def _check_period(period_us: Any) -> float:
+    try:
+        value = float(period_us)
+    except (TypeError, ValueError):
+        raise ValueError(f"period_us must be a positive number, got {period_us!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"period_us must be a positive number, got {period_us!r}")
+    return value
+
+
 # --- figure helpers -----------------------------------------------------------------------------------
 
 
@@ -365,7 +375,7 @@ def plot_deflection(
             axes[0].plot(t, 1e3 * offset[:, j], lw=1.0, label=f"joint {j + 1}")
         axes[0].set_ylabel("joint offset [mrad]")
         axes[0].legend(loc="upper right", ncol=4, fontsize="small")
-        title = "Joint offset of the admittance (q_cmd - q_ref)"
+        title = "Admittance joint offset (added to the reference)"
     if has_force:
         force = _array(rec, "wrench_filtered", rows=n, width=6)[:, :3]
         axes[-1].plot(t, np.linalg.norm(force, axis=1), color="black", lw=1.0)
@@ -443,8 +453,7 @@ def plot_timing(rec: Recording, path: PathLike, period_us: float = 1000.0) -> Pa
     first cycle (no previous read) and is left out. Needs ``interval_us`` and ``cycle_duration_us``.
     Returns ``Path(path)``.
     """
-    if not (math.isfinite(period_us) and period_us > 0):
-        raise ValueError(f"period_us must be positive, got {period_us!r}")
+    period_us = _check_period(period_us)
     interval = _array(rec, "interval_us")
     interval = interval[interval != 0.0]
     duration = _array(rec, "cycle_duration_us")
@@ -469,6 +478,8 @@ def plot_timing(rec: Recording, path: PathLike, period_us: float = 1000.0) -> Pa
     lo, hi = axes[0].get_xlim()
     if lo <= period_us <= hi:
         axes[0].axvline(period_us, color="tab:red", lw=1.2, label=f"period {period_us:g} µs")
+    else:  # a wrong period_us (or a loop at another rate) must not pass unnoticed
+        axes[0].plot([], [], " ", label=f"period {period_us:g} µs (outside the x range)")
     for ax in axes:
         ax.legend(loc="upper right", fontsize="small")
     fig.suptitle("Control loop timing")
@@ -487,6 +498,9 @@ def plot_all(rec: Recording, out_dir: PathLike, prefix: str = "demo", **kw: Any)
     unknown = sorted(set(kw) - known)
     if unknown:
         raise TypeError(f"plot_all got unexpected keyword arguments: {', '.join(unknown)}")
+    # Argument errors before the first file is written, so a bad call leaves no partial set behind.
+    _check_window(kw.get("push_window"))
+    _check_period(kw.get("period_us", 1000.0))
     rec = _materialize(rec)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,8 +18,11 @@ JtacLaw::JtacLaw(JointTrajectoryAdmittanceController& controller) : controller_(
   out_.trajectory.reference.set_zero(kNumJoints);
   out_.trajectory.error_rad.setZero(kNumJoints);
   out_.joint_offset_rad.setZero(kNumJoints);
-  for (auto& w : wrenches_) {
-    w.setZero();
+  // Eigen does not zero-initialise: a controller without a sensor never writes these.
+  for (int k = 0; k < kMaxTips; ++k) {
+    wrenches_[static_cast<std::size_t>(k)].setZero();
+    out_.wrench_filtered_sensor[static_cast<std::size_t>(k)].setZero();
+    out_.wrench_control[static_cast<std::size_t>(k)].setZero();
   }
 }
 

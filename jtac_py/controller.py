@@ -1,0 +1,831 @@
+"""The Python API without ROS: ``Controller(hardware, config)`` over the native control loop.
+
+Threads (what runs where):
+
+- the hardware real-time thread (C++, 1 kHz): reads the robot, rate-matches the newest controller
+  command, writes; never waits on anything else;
+- the controller thread (C++, ``update_rate``): runs the JTAC core and hands its command over;
+- this module (Python): submits goals, cancels, changes parameters and tares through the core's
+  preallocated mailboxes, and a *pump* thread takes the core's events (goal results, tares) and the
+  recorded rows about every 10 ms. Nothing native ever waits for Python: a Python thread that holds
+  the GIL or an event loop that blocks delays only this module's bookkeeping (a recording's rows wait
+  in the native ring, which holds ``ControlLoop.RECORD_CAPACITY`` cycles, and drop, counted, beyond).
+
+With a lockstep ``SimulatedArm`` there are no threads at all: ``step()`` advances the robot by 1 ms
+packets on a virtual clock (and runs the controller cycles that fall due), and the blocking calls
+(``follow()``, ``GoalHandle.result()``, ``zero_fts()``) step the simulation themselves until they
+are done, so a script reads the same in both modes.
+
+Inputs are checked by the same code the ROS node uses: parameters by the schema of ``params/``
+(``jtac_py.config`` / ``jtac_py.parameters``, ParameterError naming parameter, value and rule), goals
+by the core's validation (a rejected goal's result is INVALID_GOAL / INVALID_JOINTS with a message
+naming the field, the joint and the value). A rejected goal is a result, not an exception, exactly as
+an action client sees it; use ``result.ok`` or ``result.raise_for_code()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+import threading
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jtac_py import _native, config as jtac_config, parameters
+from jtac_py.hardware import SimulatedArm
+
+__all__ = [
+    "RECORD_FIELDS",
+    "Controller",
+    "ControllerState",
+    "GoalError",
+    "GoalHandle",
+    "GoalResult",
+    "Recording",
+    "TareResult",
+    "Trajectory",
+]
+
+ResultCode = _native.ResultCode
+EventType = _native.EventType
+ControllerMode = _native.ControllerMode
+
+#: Columns a recording can hold (one row per controller cycle). Units: time [s], joints [rad, rad/s],
+#: wrenches [N, N·m] in the sensor frame (tip 0), durations [µs].
+RECORD_FIELDS = (
+    "time",
+    "tick",
+    "q",
+    "dq",
+    "q_cmd",
+    "dq_cmd",
+    "q_ref",
+    "error",
+    "joint_offset",
+    "wrench_raw",
+    "wrench_filtered",
+    "time_scale",
+    "mode",
+    "status",
+    "cycle_duration_us",
+    "interval_us",
+)
+
+_PUMP_PERIOD_S = 0.010  # the native ring holds seconds of rows; 10 ms keeps latency of results low
+_LOCKSTEP_CHUNK = 10  # packets stepped between two pumps while a blocking call steps the simulation
+
+
+# ================================================================================ results and goals
+
+
+class GoalError(RuntimeError):
+    """A goal that did not succeed, raised by GoalResult.raise_for_code()."""
+
+    def __init__(self, result: GoalResult) -> None:
+        super().__init__(f"goal {result.goal_id}: {result.code.name} ({int(result.code)}): {result.message}")
+        self.result = result
+
+
+@dataclass(frozen=True)
+class GoalResult:
+    """How a goal ended: the result code (MoveIt Pro's numbers) and the core's message."""
+
+    code: Any  # _native.ResultCode
+    message: str
+    goal_id: int
+    canceled: bool = False
+    start_time_s: float | None = None  # controller time the trajectory started
+    end_time_s: float | None = None  # controller time of the result (the arm at rest)
+    stop_time_s: float | None = None  # when a stop began (path/threshold/cancel …), if one did
+    predicted_stop_duration_s: float | None = None  # the stop's predicted time to standstill
+
+    @property
+    def ok(self) -> bool:
+        return self.code == ResultCode.SUCCESSFUL and not self.canceled
+
+    @property
+    def error_code(self) -> int:
+        return int(self.code)
+
+    def raise_for_code(self) -> GoalResult:
+        if not self.ok:
+            raise GoalError(self)
+        return self
+
+
+@dataclass(frozen=True)
+class TareResult:
+    """Outcome of zero_fts(): ok, the core's message, and |offset force| [N]."""
+
+    ok: bool
+    message: str
+    offset_force_N: float
+
+
+@dataclass
+class Trajectory:
+    """A joint trajectory: waypoints at times_s [s] (from the start), positions_rad (n, joints).
+
+    velocities_rad_s / accelerations_rad_s2 are optional (n, joints) arrays; without them the core
+    interpolates (see docs/trajectory_engine.md). joint_names default to the controller's joints.
+    """
+
+    times_s: Sequence[float]
+    positions_rad: Any
+    velocities_rad_s: Any = None
+    accelerations_rad_s2: Any = None
+    joint_names: Sequence[str] | None = None
+
+    @classmethod
+    def quintic(
+        cls,
+        start_rad: Sequence[float],
+        goal_rad: Sequence[float],
+        duration_s: float,
+        *,
+        samples: int = 50,
+        joint_names: Sequence[str] | None = None,
+    ) -> Trajectory:
+        """A rest-to-rest quintic from start to goal over duration_s, sampled at `samples` points."""
+        if not (duration_s > 0.0 and math.isfinite(duration_s)):
+            raise ValueError(f"duration_s must be finite and > 0, got {duration_s!r}")
+        start = np.asarray(start_rad, float)
+        delta = np.asarray(goal_rad, float) - start
+        s = np.linspace(0.0, 1.0, max(2, int(samples)) + 1)[1:]
+        p = 10 * s**3 - 15 * s**4 + 6 * s**5
+        v = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration_s
+        a = (60 * s - 180 * s**2 + 120 * s**3) / duration_s**2
+        return cls(
+            times_s=s * duration_s,
+            positions_rad=start + np.outer(p, delta),
+            velocities_rad_s=np.outer(v, delta),
+            accelerations_rad_s2=np.outer(a, delta),
+            joint_names=joint_names,
+        )
+
+    def to_goal(self, default_joint_names: Sequence[str]) -> dict[str, Any]:
+        """The core's goal dict; ValueError naming the field when a shape is wrong."""
+        names = list(self.joint_names) if self.joint_names is not None else list(default_joint_names)
+        times = np.asarray(self.times_s, dtype=float).reshape(-1)
+        n = len(times)
+
+        def table(value: Any, name: str) -> np.ndarray | None:
+            if value is None:
+                return None
+            a = np.asarray(value, dtype=float)
+            if a.ndim == 1 and len(names) == 1:
+                a = a.reshape(-1, 1)
+            if a.shape != (n, len(names)):
+                raise ValueError(
+                    f"trajectory.{name} must have shape ({n}, {len(names)}) "
+                    f"(waypoints, joints), got {a.shape}"
+                )
+            return a
+
+        q = table(self.positions_rad, "positions_rad")
+        dq = table(self.velocities_rad_s, "velocities_rad_s")
+        ddq = table(self.accelerations_rad_s2, "accelerations_rad_s2")
+        points = []
+        for k in range(n):
+            point: dict[str, Any] = {"time_from_start_s": float(times[k]), "positions_rad": q[k].tolist()}
+            if dq is not None:
+                point["velocities_rad_s"] = dq[k].tolist()
+            if ddq is not None:
+                point["accelerations_rad_s2"] = ddq[k].tolist()
+            points.append(point)
+        return {"joint_names": names, "points": points}
+
+
+def _trajectory_goal(trajectory: Any, joint_names: Sequence[str]) -> dict[str, Any]:
+    """A Trajectory, a core goal dict, or a ROS-style dict (positions/velocities/time_from_start)."""
+    if isinstance(trajectory, Trajectory):
+        return trajectory.to_goal(joint_names)
+    if isinstance(trajectory, _native.TrajectoryGoal):
+        return trajectory
+    if not isinstance(trajectory, Mapping):
+        raise TypeError(
+            f"trajectory must be a Trajectory or a dict, got {type(trajectory).__name__}"
+        )
+    goal = dict(trajectory)
+    goal.setdefault("joint_names", list(joint_names))
+    ros_keys = {
+        "positions": "positions_rad",
+        "velocities": "velocities_rad_s",
+        "accelerations": "accelerations_rad_s2",
+        "time_from_start": "time_from_start_s",
+    }
+    points = []
+    for i, point in enumerate(goal.get("points", [])):
+        if not isinstance(point, Mapping):
+            raise TypeError(f"trajectory.points[{i}] must be a dict, got {type(point).__name__}")
+        points.append({ros_keys.get(k, k): v for k, v in point.items()})
+    goal["points"] = points
+    return goal
+
+
+def _per_joint(value: Any, name: str, joints: Sequence[str]) -> list[float]:
+    a = np.asarray(value, dtype=float)
+    if a.ndim == 0:
+        a = np.full(len(joints), float(a))
+    if a.shape != (len(joints),):
+        raise ValueError(f"tolerances.{name} must be a number or {len(joints)} numbers, got shape {a.shape}")
+    return a.tolist()
+
+
+def _tip_goal(admittance: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """One tip's admittance, with two conveniences: selected_axes default to every axis that has a
+    stiffness or mass given, and a missing damping is the critical one, 2·sqrt(m·k) [N·s/m, N·m·s/rad]."""
+    tip = dict(admittance)
+    mass, stiffness = tip.get("mass"), tip.get("stiffness")
+    if mass is not None and stiffness is not None:
+        m = np.broadcast_to(np.asarray(mass, float), (6,)) if np.ndim(mass) == 0 else np.asarray(mass, float)
+        k = (
+            np.broadcast_to(np.asarray(stiffness, float), (6,))
+            if np.ndim(stiffness) == 0
+            else np.asarray(stiffness, float)
+        )
+        tip["mass"], tip["stiffness"] = m.tolist(), k.tolist()
+        if tip.get("damping") is None and m.shape == k.shape:
+            with np.errstate(invalid="ignore"):
+                tip["damping"] = (2.0 * np.sqrt(np.clip(m * k, 0.0, None))).tolist()
+        tip.setdefault("selected_axes", [True] * 6)
+    return tip
+
+
+# ================================================================================ goal handles
+
+
+class GoalHandle:
+    """A submitted goal: result(timeout), done(), cancel(); awaitable through Controller.follow_async."""
+
+    def __init__(self, controller: Controller, goal_id: int) -> None:
+        self._controller = controller
+        self.goal_id = goal_id
+        self._future: concurrent.futures.Future[GoalResult] = concurrent.futures.Future()
+        self.start_time_s: float | None = None
+        self.stop_time_s: float | None = None
+        self.predicted_stop_duration_s: float | None = None
+        self.events: list[Any] = []
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def cancel(self) -> None:
+        """Ask the controller to stop this goal (a minimum-time stop; the result follows at rest)."""
+        if not self.done():
+            self._controller._core.request_cancel(self.goal_id)
+
+    def result(self, timeout: float | None = None) -> GoalResult:
+        """The result; waits up to timeout seconds (lockstep: of simulated time, stepping the arm).
+
+        Raises TimeoutError when it is not there in time (the goal keeps running).
+        """
+        if self._controller._lockstep:
+            self._controller._step_until(self._future.done, timeout)
+            if not self._future.done():
+                raise TimeoutError(f"goal {self.goal_id} not finished after {timeout} s (simulated)")
+            return self._future.result()
+        try:
+            return self._future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"goal {self.goal_id} not finished after {timeout} s") from None
+
+    def _resolve(self, result: GoalResult) -> None:
+        if not self._future.done():
+            self._future.set_result(result)
+
+
+# ================================================================================ state and recording
+
+
+@dataclass(frozen=True)
+class ControllerState:
+    """The controller's last cycle (a snapshot; joint arrays in the controller's joint order)."""
+
+    time: float
+    tick: int
+    q: np.ndarray
+    dq: np.ndarray
+    q_cmd: np.ndarray
+    dq_cmd: np.ndarray
+    q_ref: np.ndarray
+    dq_ref: np.ndarray
+    error: np.ndarray
+    joint_offset: np.ndarray
+    wrench_raw: np.ndarray
+    wrench_filtered: np.ndarray
+    mode: Any
+    status: Any
+    goal_id: int
+    time_scale: float
+    timing: dict[str, Any] = field(repr=False)
+
+
+class Recording:
+    """Rows of every controller cycle between start and stop (a context manager).
+
+    data() gives {field: array}, one row per cycle; dropped counts rows the native ring could not
+    keep (Python did not drain for longer than it holds); with a path, stop() saves an .npz there.
+    """
+
+    def __init__(self, controller: Controller, fields: Sequence[str], path: str | Path | None) -> None:
+        self._controller = controller
+        self.fields = tuple(fields)
+        self.path = Path(path) if path is not None else None
+        self._chunks: list[dict[str, np.ndarray]] = []
+        self._dropped_at_start = controller._loop.dropped_records
+        self.dropped = 0
+        self.active = True
+
+    def _append(self, chunk: Mapping[str, np.ndarray]) -> None:
+        self._chunks.append({f: chunk[f] for f in self.fields})
+
+    @property
+    def rows(self) -> int:
+        return sum(len(c[self.fields[0]]) for c in self._chunks) if self.fields else 0
+
+    def data(self) -> dict[str, np.ndarray]:
+        """Every row so far, one array per field (copies)."""
+        if self.active:
+            self._controller._pump()
+        out = {}
+        for f in self.fields:
+            parts = [c[f] for c in self._chunks]
+            out[f] = np.concatenate(parts) if parts else np.zeros((0,))
+        return out
+
+    def save(self, path: str | Path) -> Path:
+        """Writes the rows so far as .npz (np.load gives the same dict as data())."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, **self.data())
+        return path
+
+    def stop(self) -> None:
+        if self.active:
+            self._controller._end_recording(self)
+            if self.path is not None:
+                self.save(self.path)
+
+    def __enter__(self) -> Recording:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+# ================================================================================ the controller
+
+
+class Controller:
+    """Joint trajectory execution with Cartesian admittance on a native control loop.
+
+    Args:
+        hardware: a SimulatedArm (real time or lockstep); None = SimulatedArm(config's robot).
+        config: parameter values (flat dotted names, nested dict) or a ROS params file; see
+            docs/parameters.md. Validated by the schema (ParameterError names parameter and value).
+        **overrides: parameter values on top of config.
+    """
+
+    def __init__(self, hardware: SimulatedArm | None = None, config: Any = None, **overrides: Any) -> None:
+        given = jtac_config.resolve(config, **overrides)
+        if hardware is None:
+            if given["hardware"] != "sim":
+                raise ValueError(
+                    f"hardware: '{given['hardware']}' needs the libfranka backend, which this build "
+                    "does not have yet; use hardware 'sim' (SimulatedArm)"
+                )
+            hardware = SimulatedArm(given["robot"], clock="realtime")
+        if not isinstance(hardware, SimulatedArm):
+            raise TypeError(f"hardware must be a SimulatedArm, got {type(hardware).__name__}")
+        # The arm decides the robot (hence joint and frame names) and, having a sensor, the F/T sensor
+        # name, unless the caller set them on purpose.
+        implied = {}
+        set_by_caller = set(overrides) | _keys(config)
+        if given["robot"] != hardware.robot and "robot" not in set_by_caller:
+            implied["robot"] = hardware.robot
+        if not given["ft_sensor_name"] and "ft_sensor_name" not in set_by_caller:
+            implied["ft_sensor_name"] = hardware.ft_sensor_name
+        if implied:
+            given = jtac_config.resolve(config, **{**implied, **overrides})
+        self.hardware = hardware
+        self._values = given
+        self._schema = parameters.default_schema()
+        self._lockstep = hardware.lockstep
+        self._core = jtac_config.make_controller(given, urdf_xml=hardware.urdf_xml)
+        priority = int(given["realtime_priority"])
+        cpus = list(given["cpu_affinity"])
+        self._interface = _native.AsyncInterface(
+            hardware.device, fifo_priority=priority, cpu=cpus[0] if cpus else -1
+        )
+        self._loop = _native.ControlLoop(
+            self._interface,
+            self._core,
+            update_rate_hz=int(given["update_rate"]),
+            # Below the hardware thread: a late controller must never hold a robot packet off.
+            fifo_priority=max(0, priority - 10) if priority > 0 else 0,
+            cpu=cpus[-1] if cpus else -1,
+        )
+        self._lock = threading.RLock()  # goal table, recordings, pump
+        self._goals: dict[int, GoalHandle] = {}
+        self._tares: dict[int, concurrent.futures.Future[TareResult]] = {}
+        self._recordings: list[Recording] = []
+        self._started = False
+        self._pump_stop = threading.Event()
+        self._pump_thread: threading.Thread | None = None
+        self.events: list[Any] = []  # every core event since start, oldest first (bounded)
+
+    # ---------------------------------------------------------------------------- properties
+    @property
+    def joint_names(self) -> list[str]:
+        return list(self._core.joint_names)
+
+    @property
+    def sensor_frames(self) -> list[str]:
+        return list(self._core.sensor_frames)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The parameter values in force (a copy)."""
+        return dict(self._values)
+
+    @property
+    def lockstep(self) -> bool:
+        return self._lockstep
+
+    @property
+    def running(self) -> bool:
+        return self._started
+
+    @property
+    def update_rate_hz(self) -> int:
+        return self._loop.update_rate_hz
+
+    # ---------------------------------------------------------------------------- start / stop
+    def start(self) -> Controller:
+        """Starts the hardware thread and the controller thread (lockstep: arms step())."""
+        if self._started:
+            return self
+        self._started = True
+        if not self._lockstep:
+            self._interface.start()
+            self._loop.start()
+            self._pump_stop.clear()
+            self._pump_thread = threading.Thread(target=self._pump_loop, name="jtac-pump", daemon=True)
+            self._pump_thread.start()
+            self._wait_for_first_cycle(timeout_s=2.0)
+        return self
+
+    def stop(self) -> None:
+        """Stops both threads; a goal still running ends ABORTED (INVALID_STATE). Idempotent."""
+        if not self._started:
+            return
+        self._loop.stop()
+        if not self._lockstep:
+            self._interface.stop()
+            self._pump_stop.set()
+            if self._pump_thread is not None:
+                self._pump_thread.join()
+                self._pump_thread = None
+        self._pump()
+        for recording in list(self._recordings):
+            recording.stop()
+        self._started = False
+
+    def __enter__(self) -> Controller:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def step(self, packets: int = 1) -> Any:
+        """Lockstep only: advance the robot by `packets` 1 ms packets (and the controller cycles due).
+
+        Returns the DeviceStatus (OK, or the first status that is not).
+        """
+        if not self._lockstep:
+            raise RuntimeError("step() needs a lockstep SimulatedArm (clock='lockstep')")
+        self._require_started()
+        status = self._loop.step(int(packets))
+        self._pump()
+        return status
+
+    # ---------------------------------------------------------------------------- goals
+    def follow(
+        self,
+        trajectory: Any,
+        admittance: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        tolerances: Mapping[str, Any] | None = None,
+        thresholds: Sequence[float] | None = None,
+        *,
+        joint_damping_per_s: float = 0.0,
+        timeout: float | None = None,
+        wait: bool = True,
+    ) -> GoalResult | GoalHandle:
+        """Executes a trajectory; returns its GoalResult (wait=True) or a GoalHandle (wait=False).
+
+        trajectory: a Trajectory, or a dict {joint_names, points: [{positions, velocities,
+            accelerations, time_from_start}, ...]} (the core's *_rad/_s names are accepted too).
+        admittance: one tip's (or a list, one per tip) {mass, stiffness, damping, selected_axes,
+            ee_pose_control, end_effector_frame, end_effector_mass_kg, end_effector_cog_m,
+            absolute_force_torque_threshold}; 6-vectors [kg|kg·m², N/m|N·m/rad, N·s/m|N·m·s/rad] or
+            scalars for all six axes. damping defaults to critical, selected_axes to all six.
+        tolerances: {"path": rad, "goal": rad, "goal_time": s}, each a number or one per joint;
+            math.inf = not checked. Missing = the parameter defaults.
+        thresholds: [Fx Fy Fz Tx Ty Tz] absolute force/torque limits [N, N·m] for this goal.
+        timeout: seconds to wait (lockstep: simulated seconds) before TimeoutError; the goal keeps
+            running (cancel it through the handle: follow(..., wait=False)).
+        """
+        handle = self._submit(trajectory, admittance, tolerances, thresholds, joint_damping_per_s)
+        if not wait:
+            return handle
+        return handle.result(timeout)
+
+    async def follow_async(
+        self,
+        trajectory: Any,
+        admittance: Any = None,
+        tolerances: Mapping[str, Any] | None = None,
+        thresholds: Sequence[float] | None = None,
+        *,
+        joint_damping_per_s: float = 0.0,
+        timeout: float | None = None,
+    ) -> GoalResult:
+        """follow() for asyncio: awaits the result without blocking the event loop.
+
+        A canceled task cancels the goal (the arm stops in minimum time).
+        """
+        handle = self._submit(trajectory, admittance, tolerances, thresholds, joint_damping_per_s)
+        try:
+            if self._lockstep:
+                deadline = None if timeout is None else self._sim_time() + timeout
+                while not handle.done():
+                    if deadline is not None and self._sim_time() >= deadline:
+                        raise TimeoutError(f"goal {handle.goal_id} not finished after {timeout} s (simulated)")
+                    self.step(_LOCKSTEP_CHUNK)
+                    await asyncio.sleep(0)
+                return handle._future.result()
+            return await asyncio.wait_for(asyncio.wrap_future(handle._future), timeout)
+        except asyncio.CancelledError:
+            handle.cancel()
+            raise
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"goal {handle.goal_id} not finished after {timeout} s") from None
+
+    def cancel(self) -> None:
+        """Cancels every goal not finished yet (each stops in minimum time; results follow)."""
+        with self._lock:
+            handles = [h for h in self._goals.values() if not h.done()]
+        for handle in handles:
+            handle.cancel()
+
+    # ---------------------------------------------------------------------------- parameters
+    def set_parameters(self, updates: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        """Changes run-time parameters (flat names; read-only ones are refused), applied at the next
+        controller cycle. ParameterError names the parameter, value and rule."""
+        changes = {**(updates or {}), **kwargs}
+        new_values = self._schema.validate_update(self._values, changes)
+        message = self._core.set_parameters(jtac_config.native_parameters(new_values))
+        if message:
+            raise parameters.ParameterError(message)
+        self._values = new_values
+
+    @property
+    def time_scale(self) -> float:
+        """Trajectory speed [percent of nominal]; setting it ramps the speed (time_scale_filter_constant)."""
+        return float(self._values["time_scale_percentage"])
+
+    @time_scale.setter
+    def time_scale(self, percent: float) -> None:
+        self.set_parameters(time_scale_percentage=percent)
+
+    # ---------------------------------------------------------------------------- sensors
+    def zero_fts(self, sensor_frame: str | None = None, *, timeout: float = 2.0) -> TareResult:
+        """Tares the sensor of `sensor_frame` (default the first tip's); waits for the outcome.
+
+        ValueError for an unknown frame; RuntimeError when the core refuses (e.g. a goal is executing).
+        """
+        self._require_started()
+        frames = self.sensor_frames
+        frame = sensor_frame if sensor_frame is not None else (frames[0] if frames else "")
+        if frame not in frames:
+            raise ValueError(f"sensor_frame '{frame}' is not a sensor frame of this controller: {frames}")
+        tip = frames.index(frame)
+        future: concurrent.futures.Future[TareResult] = concurrent.futures.Future()
+        with self._lock:
+            self._tares[tip] = future
+        message = self._core.request_zero_fts(tip)
+        if message:
+            with self._lock:
+                self._tares.pop(tip, None)
+            raise RuntimeError(f"zero_fts({frame}): {message}")
+        if self._lockstep:
+            self._step_until(future.done, timeout)
+            if not future.done():
+                raise TimeoutError(f"zero_fts({frame}) not done after {timeout} s (simulated)")
+            return future.result()
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"zero_fts({frame}) not done after {timeout} s") from None
+
+    # ---------------------------------------------------------------------------- state
+    @property
+    def state(self) -> ControllerState | None:
+        """The last controller cycle; None before the first."""
+        snap = self._loop.snapshot()
+        if snap is None:
+            return None
+        return ControllerState(**snap)
+
+    def timing(self) -> dict[str, Any]:
+        """Loop timing: the controller's counters, the hardware thread's packet counters and dEXT."""
+        return {
+            "loop": self._loop.timing(),
+            "hardware": self._interface.counters(),
+            "dext": self._interface.latency(),
+        }
+
+    def record(self, fields: Iterable[str] | None = None, path: str | Path | None = None) -> Recording:
+        """Starts recording every controller cycle; use as a context manager or call stop().
+
+        fields: a subset of RECORD_FIELDS (default all). path: .npz written by stop().
+        """
+        chosen = tuple(RECORD_FIELDS if fields is None else fields)
+        unknown = [f for f in chosen if f not in RECORD_FIELDS]
+        if unknown:
+            raise ValueError(f"record: unknown field(s) {unknown}; known: {list(RECORD_FIELDS)}")
+        with self._lock:
+            if not self._recordings:
+                self._loop.drain()  # rows of an earlier recording's tail belong to nobody
+                self._loop.start_recording()
+            recording = Recording(self, chosen, path)
+            self._recordings.append(recording)
+        return recording
+
+    # ---------------------------------------------------------------------------- internals
+    def _require_started(self) -> None:
+        if not self._started:
+            raise RuntimeError("the controller is not started: call start() (or use it as a context manager)")
+
+    def _sim_time(self) -> float:
+        return self._loop.packets * 0.001
+
+    def _step_until(self, done: Any, timeout: float | None) -> None:
+        deadline = None if timeout is None else self._loop.packets + int(math.ceil(timeout * 1000.0))
+        while not done():
+            if deadline is not None and self._loop.packets >= deadline:
+                return
+            status = self.step(_LOCKSTEP_CHUNK)
+            if status != _native.DeviceStatus.OK:
+                raise RuntimeError(f"the simulated arm stopped: {status.name}")
+
+    def _wait_for_first_cycle(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self._loop.snapshot() is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"no controller cycle within {timeout_s} s of start() "
+                    f"(hardware: {self._interface.exit_status.name})"
+                )
+            time.sleep(0.001)
+
+    def _controller_time(self) -> float:
+        snap = self._loop.snapshot()
+        if snap is None:
+            if self._lockstep:
+                self.step(self._loop.packets_per_cycle)
+                snap = self._loop.snapshot()
+            if snap is None:
+                raise RuntimeError("no controller cycle yet: call start() first")
+        return float(snap["time"])
+
+    def _submit(
+        self,
+        trajectory: Any,
+        admittance: Any,
+        tolerances: Mapping[str, Any] | None,
+        thresholds: Sequence[float] | None,
+        joint_damping_per_s: float,
+    ) -> GoalHandle:
+        self._require_started()
+        goal = _trajectory_goal(trajectory, self.joint_names)
+        if tolerances:
+            unknown = set(tolerances) - {"path", "goal", "goal_time"}
+            if unknown:
+                raise ValueError(f"tolerances: unknown key(s) {sorted(unknown)} (path, goal, goal_time)")
+            names = goal["joint_names"] if isinstance(goal, dict) else goal.joint_names
+            if "path" in tolerances:
+                goal["path_tolerance_rad"] = _per_joint(tolerances["path"], "path", names)
+            if "goal" in tolerances:
+                goal["goal_tolerance_rad"] = _per_joint(tolerances["goal"], "goal", names)
+            if "goal_time" in tolerances:
+                goal["goal_time_tolerance_s"] = float(tolerances["goal_time"])
+        if admittance is None:
+            tips = []
+        elif isinstance(admittance, Mapping):
+            tips = [_tip_goal(admittance, 0)]
+        else:
+            tips = [_tip_goal(a, i) for i, a in enumerate(admittance)]
+        native_goal = _native.JtacGoal(
+            goal,
+            tips=tips,
+            joint_damping_per_s=float(joint_damping_per_s),
+            absolute_force_torque_threshold=None if thresholds is None else list(thresholds),
+        )
+        for _attempt in range(1000):
+            result = self._core.submit_goal(native_goal, self._controller_time())
+            if not result.busy:
+                break
+            # The previous goal is still in the mailbox: the controller takes it at its next cycle.
+            if self._lockstep:
+                self.step(self._loop.packets_per_cycle)
+            else:
+                time.sleep(0.001)
+        handle = GoalHandle(self, result.goal_id)
+        if result.code != ResultCode.SUCCESSFUL or result.busy:
+            message = result.message or "the goal mailbox stayed busy"
+            handle._resolve(GoalResult(result.code, message, result.goal_id))
+            return handle
+        with self._lock:
+            self._goals[result.goal_id] = handle
+        return handle
+
+    def _end_recording(self, recording: Recording) -> None:
+        with self._lock:
+            self._pump()
+            recording.dropped = self._loop.dropped_records - recording._dropped_at_start
+            recording.active = False
+            if recording in self._recordings:
+                self._recordings.remove(recording)
+            if not self._recordings:
+                self._loop.stop_recording()
+
+    def _pump_loop(self) -> None:
+        while not self._pump_stop.wait(_PUMP_PERIOD_S):
+            try:
+                self._pump()
+            except Exception as error:  # keep pumping: a lost pump would lose every later result
+                warnings.warn(f"jtac pump: {error!r}", RuntimeWarning, stacklevel=1)
+
+    def _pump(self) -> None:
+        """Takes the core's events and the recorded rows (non-real-time side)."""
+        with self._lock:
+            if self._recordings:
+                chunk = self._loop.drain()
+                if len(chunk["time"]):
+                    for recording in self._recordings:
+                        recording._append(chunk)
+            for event in self._core.poll_events():
+                self._on_event(event)
+
+    def _on_event(self, event: Any) -> None:
+        self.events.append(event)
+        if len(self.events) > 10000:
+            del self.events[:5000]
+        if event.type in (EventType.TARE_SUCCEEDED, EventType.TARE_FAILED):
+            future = self._tares.pop(event.joint, None)
+            if future is not None and not future.done():
+                ok = event.type == EventType.TARE_SUCCEEDED
+                future.set_result(TareResult(ok, event.message, float(event.value) if ok else math.nan))
+            return
+        handle = self._goals.get(event.goal_id)
+        if handle is None:
+            return
+        handle.events.append(event)
+        if event.type == EventType.GOAL_STARTED:
+            handle.start_time_s = event.time_s
+        elif event.type == EventType.STOP_STARTED:
+            handle.stop_time_s = event.time_s
+            handle.predicted_stop_duration_s = event.stop_duration_s
+        elif event.type in (EventType.GOAL_SUCCEEDED, EventType.GOAL_ABORTED, EventType.GOAL_CANCELED):
+            handle._resolve(
+                GoalResult(
+                    code=event.code,
+                    message=event.message,
+                    goal_id=event.goal_id,
+                    canceled=event.type == EventType.GOAL_CANCELED,
+                    start_time_s=handle.start_time_s,
+                    end_time_s=event.time_s,
+                    stop_time_s=handle.stop_time_s,
+                    predicted_stop_duration_s=handle.predicted_stop_duration_s,
+                )
+            )
+            del self._goals[event.goal_id]
+
+    def __repr__(self) -> str:
+        return (
+            f"Controller({self.hardware!r}, update_rate={self.update_rate_hz} Hz, "
+            f"{'started' if self._started else 'stopped'})"
+        )
+
+
+def _keys(config: Any) -> set[str]:
+    return set(config) if isinstance(config, Mapping) else set()
