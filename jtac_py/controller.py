@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from jtac_py import _native, config as jtac_config, parameters
+from jtac_py import _native, parameters, robots
+from jtac_py import config as jtac_config
 from jtac_py.hardware import SimulatedArm
 
 __all__ = [
@@ -77,6 +78,10 @@ RECORD_FIELDS = (
     "cycle_duration_us",
     "interval_us",
 )
+
+#: Fraction of the robot's published velocity/acceleration/jerk limits the hardware thread's final
+#: limiter allows (the rest is margin for the robot's own reflexes).
+LIMIT_MARGIN = 0.8
 
 _PUMP_PERIOD_S = 0.010  # the native ring holds seconds of rows; 10 ms keeps latency of results low
 _LOCKSTEP_CHUNK = 10  # packets stepped between two pumps while a blocking call steps the simulation
@@ -126,7 +131,7 @@ class TareResult:
 
     ok: bool
     message: str
-    offset_force_N: float
+    offset_force_n: float
 
 
 @dataclass
@@ -210,9 +215,7 @@ def _trajectory_goal(trajectory: Any, joint_names: Sequence[str]) -> dict[str, A
     if isinstance(trajectory, _native.TrajectoryGoal):
         return trajectory
     if not isinstance(trajectory, Mapping):
-        raise TypeError(
-            f"trajectory must be a Trajectory or a dict, got {type(trajectory).__name__}"
-        )
+        raise TypeError(f"trajectory must be a Trajectory or a dict, got {type(trajectory).__name__}")
     goal = dict(trajectory)
     goal.setdefault("joint_names", list(joint_names))
     ros_keys = {
@@ -422,8 +425,15 @@ class Controller:
         self._core = jtac_config.make_controller(given, urdf_xml=hardware.urdf_xml)
         priority = int(given["realtime_priority"])
         cpus = list(given["cpu_affinity"])
+        spec = robots.robot_spec(hardware.robot)
         self._interface = _native.AsyncInterface(
-            hardware.device, fifo_priority=priority, cpu=cpus[0] if cpus else -1
+            hardware.device,
+            limit_margin=LIMIT_MARGIN,
+            fifo_priority=priority,
+            cpu=cpus[0] if cpus else -1,
+            dq_max_rad_s=spec.dq_max_rad_s,
+            ddq_max_rad_s2=spec.ddq_max_rad_s2,
+            dddq_max_rad_s3=spec.dddq_max_rad_s3,
         )
         self._loop = _native.ControlLoop(
             self._interface,
@@ -568,7 +578,8 @@ class Controller:
                 deadline = None if timeout is None else self._sim_time() + timeout
                 while not handle.done():
                     if deadline is not None and self._sim_time() >= deadline:
-                        raise TimeoutError(f"goal {handle.goal_id} not finished after {timeout} s (simulated)")
+                        message = f"goal {handle.goal_id} not finished after {timeout} s (simulated)"
+                        raise TimeoutError(message)
                     self.step(_LOCKSTEP_CHUNK)
                     await asyncio.sleep(0)
                 return handle._future.result()
@@ -576,7 +587,7 @@ class Controller:
         except asyncio.CancelledError:
             handle.cancel()
             raise
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise TimeoutError(f"goal {handle.goal_id} not finished after {timeout} s") from None
 
     def cancel(self) -> None:
@@ -653,6 +664,11 @@ class Controller:
             "dext": self._interface.latency(),
         }
 
+    def device_command(self) -> tuple[np.ndarray, np.ndarray]:
+        """(q_d [rad], dq_d [rad/s]) of the last 1 kHz packet written to the robot, after rate matching
+        and the limiter. Lockstep (or stopped) only: in real time the hardware thread owns it."""
+        return self._interface.last_command()
+
     def record(self, fields: Iterable[str] | None = None, path: str | Path | None = None) -> Recording:
         """Starts recording every controller cycle; use as a context manager or call stop().
 
@@ -679,7 +695,7 @@ class Controller:
         return self._loop.packets * 0.001
 
     def _step_until(self, done: Any, timeout: float | None) -> None:
-        deadline = None if timeout is None else self._loop.packets + int(math.ceil(timeout * 1000.0))
+        deadline = None if timeout is None else self._loop.packets + math.ceil(timeout * 1000.0)
         while not done():
             if deadline is not None and self._loop.packets >= deadline:
                 return

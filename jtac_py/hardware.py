@@ -37,7 +37,7 @@ class SimulatedArm:
         tool_mass_kg, tool_cog_m, tcp_offset_m: the tool below the sensor [kg, m in the ee frame]; the
             sensor reads its weight, which a goal's end_effector_mass/cog compensates.
         q_init_rad: joint positions at start [rad]; default the robot's home pose.
-        stiffness_Nm_rad, damping_Nm_s_rad: the robot's joint impedance (default Franka's Table 2 gains).
+        stiffness_nm_rad, damping_nm_s_rad: the robot's joint impedance (default Franka's Table 2 gains).
     """
 
     def __init__(
@@ -49,8 +49,8 @@ class SimulatedArm:
         tool_cog_m: Sequence[float] = (0.0, 0.0, 0.0),
         tcp_offset_m: Sequence[float] | None = None,
         q_init_rad: Sequence[float] | None = None,
-        stiffness_Nm_rad: Sequence[float] | None = None,
-        damping_Nm_s_rad: Sequence[float] | None = None,
+        stiffness_nm_rad: Sequence[float] | None = None,
+        damping_nm_s_rad: Sequence[float] | None = None,
     ) -> None:
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
@@ -70,8 +70,8 @@ class SimulatedArm:
             self.mjcf_xml,
             name_prefix=self.prefix,
             q_init_rad=q_init,
-            stiffness_Nm_rad=stiffness_Nm_rad,
-            damping_Nm_s_rad=damping_Nm_s_rad,
+            stiffness_Nm_rad=stiffness_nm_rad,
+            damping_Nm_s_rad=damping_nm_s_rad,
             clock=clock,
         )
 
@@ -104,21 +104,28 @@ class SimulatedArm:
     # ------------------------------------------------------------------------------------ pushes
     def push(
         self,
-        force_world_N: Sequence[float],
+        force_world_n: Sequence[float],
         duration_s: float,
         *,
         frame: str | None = None,
-        torque_world_Nm: Sequence[float] = (0.0, 0.0, 0.0),
+        torque_world_nm: Sequence[float] = (0.0, 0.0, 0.0),
     ) -> None:
         """Push the arm: a force [N, world axes] at `frame`'s origin (default the TCP) for duration_s.
 
         Starts at the next 1 ms tick; pushes add up. Any thread. ValueError for an unknown frame, a
         non-finite value or a duration that is not > 0.
         """
-        wrench = np.concatenate([np.asarray(force_world_N, float), np.asarray(torque_world_Nm, float)])
+        wrench = np.concatenate([np.asarray(force_world_n, float), np.asarray(torque_world_nm, float)])
         if wrench.shape != (6,):
-            raise ValueError("force_world_N and torque_world_Nm must have 3 entries each")
+            raise ValueError("force_world_n and torque_world_nm must have 3 entries each")
         self.device.push(frame or self.tcp_frame, wrench, float(duration_s))
+
+    def inject_sensor_fault(self, value: float, duration_s: float) -> None:
+        """Every F/T component reads `value` (NaN: a dropout) for duration_s from the next tick.
+
+        What a failing sensor or its bus delivers; the physics is untouched. Any thread.
+        """
+        self.device.inject_sensor_fault(float(value), float(duration_s))
 
     @property
     def pushes_active(self) -> int:

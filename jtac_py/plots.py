@@ -1,7 +1,8 @@
 """Plots of a controller recording: tracking, wrench, admittance deflection and loop timing.
 
-A recording is a mapping of numpy arrays with one row per controller cycle (a ``dict``, or the
-``NpzFile`` that ``np.load`` returns for a saved one):
+A recording is a mapping of numpy arrays with one row per controller cycle (a ``dict``, the
+``NpzFile`` that ``np.load`` returns for a saved one, or a ``jtac_py.controller.Recording``, read
+through its ``data()``):
 
 - ``time`` (n,) controller time [s]; ``tick`` (n,) device tick;
 - ``q``, ``dq``, ``q_cmd``, ``dq_cmd``, ``q_ref``, ``error``, ``joint_offset`` (n, 7) [rad, rad/s];
@@ -25,7 +26,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -37,6 +38,7 @@ from matplotlib.ticker import NullLocator
 __all__ = [
     "DPI",
     "FIGSIZE_IN",
+    "RecordingLike",
     "format_stats",
     "plot_all",
     "plot_deflection",
@@ -51,7 +53,16 @@ __all__ = [
 FIGSIZE_IN: tuple[float, float] = (10.0, 8.0)
 DPI = 100
 
-Recording = Mapping[str, Any]
+
+class _HasData(Protocol):
+    """jtac_py.controller.Recording and the like: the arrays come from ``data()``."""
+
+    def data(self) -> Mapping[str, Any]: ...
+
+
+#: What the plots accept: a mapping of arrays (dict, NpzFile) or an object with ``data()``.
+RecordingLike = Mapping[str, Any] | _HasData
+_Arrays = Mapping[str, Any]  # after _materialize
 PathLike = str | os.PathLike[str]
 
 _PUSH_COLOR = "tab:red"
@@ -88,23 +99,29 @@ def format_stats(stats: Mapping[str, float], unit: str = "µs", precision: int =
 # --- recording access ---------------------------------------------------------------------------------
 
 
-def _materialize(rec: Recording) -> Recording:
-    """Reads an NpzFile into a dict once: indexing an NpzFile re-reads (and re-inflates) the zip
-    member on every access, and plot_all reads several keys more than once."""
+def _materialize(rec: RecordingLike) -> _Arrays:
+    """The recording as a mapping that is cheap to index.
+
+    An NpzFile is read into a dict once: indexing it re-reads (and re-inflates) the zip member on
+    every access, and the plots read some keys twice. An object with a ``data()`` method (the
+    ``jtac_py.controller.Recording`` of a live controller) gives its arrays through that.
+    """
     files = getattr(rec, "files", None)
     if isinstance(files, list) and not isinstance(rec, dict):
         return {k: rec[k] for k in files}
+    if not isinstance(rec, Mapping) and callable(getattr(rec, "data", None)):
+        return rec.data()
     return rec
 
 
-def _has(rec: Recording, key: str) -> bool:
+def _has(rec: _Arrays, key: str) -> bool:
     try:
         return key in rec
     except TypeError:
         return False
 
 
-def _array(rec: Recording, key: str, rows: int | None = None, width: int | None = None) -> np.ndarray:
+def _array(rec: _Arrays, key: str, rows: int | None = None, width: int | None = None) -> np.ndarray:
     """``rec[key]`` as a float array; (rows,) when width is None, else (rows, width)."""
     try:
         raw = rec[key]
@@ -124,7 +141,7 @@ def _array(rec: Recording, key: str, rows: int | None = None, width: int | None 
     return a
 
 
-def _width(rec: Recording, key: str) -> int:
+def _width(rec: _Arrays, key: str) -> int:
     """The column count of a 2-D array (validated by _array afterwards)."""
     try:
         shape = np.shape(rec[key])
@@ -135,7 +152,7 @@ def _width(rec: Recording, key: str) -> int:
     return int(shape[1])
 
 
-def _time(rec: Recording) -> np.ndarray:
+def _time(rec: _Arrays) -> np.ndarray:
     t = _array(rec, "time")
     if t.size == 0:
         raise ValueError("recording is empty ('time' has no rows)")
@@ -205,7 +222,7 @@ def _shade(
         )
 
 
-def _push_mask(rec: Recording, n: int, force_threshold_n: float | None) -> np.ndarray | None:
+def _push_mask(rec: _Arrays, n: int, force_threshold_n: float | None) -> np.ndarray | None:
     if force_threshold_n is None or not _has(rec, "wrench_filtered"):
         return None
     force = _array(rec, "wrench_filtered", rows=n, width=6)[:, :3]
@@ -221,13 +238,14 @@ def _push_label(window: tuple[float, float] | None, force_threshold_n: float | N
 # --- plots ----------------------------------------------------------------------------------------------
 
 
-def plot_tracking(rec: Recording, path: PathLike, joint_names: Sequence[str] | None = None) -> Path:
+def plot_tracking(rec: RecordingLike, path: PathLike, joint_names: Sequence[str] | None = None) -> Path:
     """Per joint: reference ``q_ref``, commanded ``q_cmd`` and measured ``q`` [deg] over time [s].
 
     A 2-column grid (4 x 2 for 7 joints); the free cell shows ``q - q_ref`` [mrad] of every joint,
     because at joint scale the three curves usually overlap to within a line width.
     Needs ``time``, ``q``, ``q_cmd``, ``q_ref``. Returns ``Path(path)``.
     """
+    rec = _materialize(rec)
     t = _time(rec)
     q = _array(rec, "q", rows=t.size, width=_width(rec, "q"))
     nj = q.shape[1]
@@ -287,7 +305,7 @@ def plot_tracking(rec: Recording, path: PathLike, joint_names: Sequence[str] | N
 
 
 def plot_wrench(
-    rec: Recording,
+    rec: RecordingLike,
     path: PathLike,
     *,
     push_window: Sequence[float] | None = None,
@@ -297,6 +315,7 @@ def plot_wrench(
     Needs ``time``, ``wrench_raw``, ``wrench_filtered``; ``push_window=(t0, t1)`` [s] shades the push.
     Returns ``Path(path)``.
     """
+    rec = _materialize(rec)
     t = _time(rec)
     raw = _array(rec, "wrench_raw", rows=t.size, width=6)
     filt = _array(rec, "wrench_filtered", rows=t.size, width=6)
@@ -330,7 +349,7 @@ def plot_wrench(
 
 
 def plot_deflection(
-    rec: Recording,
+    rec: RecordingLike,
     path: PathLike,
     *,
     push_window: Sequence[float] | None = None,
@@ -347,6 +366,7 @@ def plot_deflection(
     default: a biased or noisy sensor would shade everything) shades where ``|F_filtered| >`` it.
     Needs ``time`` and ``ee_deflection`` or ``joint_offset``. Returns ``Path(path)``.
     """
+    rec = _materialize(rec)
     t = _time(rec)
     n = t.size
     window = _check_window(push_window)
@@ -444,7 +464,7 @@ def _histogram(ax: Axes, values: np.ndarray, color: str, extra: str | None = Non
     return stats
 
 
-def plot_timing(rec: Recording, path: PathLike, period_us: float = 1000.0) -> Path:
+def plot_timing(rec: RecordingLike, path: PathLike, period_us: float = 1000.0) -> Path:
     """Log-y histograms of the loop timing [µs]: read-to-read ``interval_us`` (with the nominal
     ``period_us`` marked), ``cycle_duration_us``, and ``dext_us`` when the recording has it.
 
@@ -453,6 +473,7 @@ def plot_timing(rec: Recording, path: PathLike, period_us: float = 1000.0) -> Pa
     first cycle (no previous read) and is left out. Needs ``interval_us`` and ``cycle_duration_us``.
     Returns ``Path(path)``.
     """
+    rec = _materialize(rec)
     period_us = _check_period(period_us)
     interval = _array(rec, "interval_us")
     interval = interval[interval != 0.0]
@@ -486,7 +507,7 @@ def plot_timing(rec: Recording, path: PathLike, period_us: float = 1000.0) -> Pa
     return _save(fig, path)
 
 
-def plot_all(rec: Recording, out_dir: PathLike, prefix: str = "demo", **kw: Any) -> list[Path]:
+def plot_all(rec: RecordingLike, out_dir: PathLike, prefix: str = "demo", **kw: Any) -> list[Path]:
     """Writes ``{prefix}_tracking.png``, ``_wrench.png``, ``_deflection.png`` and ``_timing.png``
     into ``out_dir`` (created if needed) and returns their paths in that order.
 

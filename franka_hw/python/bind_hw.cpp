@@ -274,6 +274,8 @@ void bind_hw(py::module_& m) {
           py::arg("frame"), py::arg("wrench_world_N_Nm"), py::arg("duration_s"),
           "Applies [Fx Fy Fz Tx Ty Tz] (world axes) at the origin of a site/body for duration_s from the "
           "next tick; any thread")
+      .def("inject_sensor_fault", &MujocoDevice::inject_sensor_fault, py::arg("value"), py::arg("duration_s"),
+           "Every F/T component reads `value` (e.g. NaN) for duration_s from the next tick; any thread")
       .def_property_readonly("pushes_active", &MujocoDevice::pushes_active)
       .def_property_readonly("pushes_dropped", &MujocoDevice::pushes_dropped)
       .def(
@@ -297,15 +299,31 @@ void bind_hw(py::module_& m) {
 
   py::class_<AsyncInterface>(m, "AsyncInterface",
                              "The hardware real-time thread: rate matching, limiter, one packet per tick")
-      .def(py::init([](MujocoDevice& device, double limit_margin, int fifo_priority, int cpu) {
+      .def(py::init([](MujocoDevice& device, double limit_margin, int fifo_priority, int cpu,
+                       const std::optional<InputArray>& dq_max, const std::optional<InputArray>& ddq_max,
+                       const std::optional<InputArray>& dddq_max) {
              jtac::hw::AsyncInterfaceConfig config;
+             if (!(limit_margin > 0.0 && limit_margin <= 1.0)) {
+               throw std::invalid_argument("limit_margin must be in (0, 1], got " + std::to_string(limit_margin));
+             }
              config.limit_margin = limit_margin;
+             if (dq_max) {
+               config.limits.dq_max_rad_s = fixed<7>(*dq_max, "dq_max_rad_s");
+             }
+             if (ddq_max) {
+               config.limits.ddq_max_rad_s2 = fixed<7>(*ddq_max, "ddq_max_rad_s2");
+             }
+             if (dddq_max) {
+               config.limits.dddq_max_rad_s3 = fixed<7>(*dddq_max, "dddq_max_rad_s3");
+             }
              config.fifo_priority = fifo_priority;
              config.cpu = cpu;
              return std::make_unique<AsyncInterface>(device, config);
            }),
            py::arg("device"), py::kw_only(), py::arg("limit_margin") = 0.8, py::arg("fifo_priority") = 80,
-           py::arg("cpu") = -1, py::keep_alive<1, 2>())
+           py::arg("cpu") = -1, py::arg("dq_max_rad_s") = py::none(), py::arg("ddq_max_rad_s2") = py::none(),
+           py::arg("dddq_max_rad_s3") = py::none(), py::keep_alive<1, 2>(),
+           "Limits default to the FR3's published ones; the limiter allows limit_margin of them")
       .def(
           "start", [](AsyncInterface& a) { return a.start(); }, "Starts the real-time thread")
       .def(
@@ -318,6 +336,16 @@ void bind_hw(py::module_& m) {
       .def_property_readonly("running", &AsyncInterface::running)
       .def_property_readonly("exit_status", &AsyncInterface::exit_status)
       .def("step_once", &AsyncInterface::step_once, "One packet on this thread (lockstep)")
+      .def(
+          "last_command",
+          [](const AsyncInterface& a) {
+            if (a.running()) {
+              throw std::logic_error("AsyncInterface.last_command: only while the real-time thread is stopped");
+            }
+            const auto& c = a.last_command();
+            return py::make_tuple(array_of(c.q_d_rad), array_of(c.dq_d_rad_s));
+          },
+          "(q_d, dq_d) of the last packet written to the device (lockstep, or after stop())")
       .def("counters", [](const AsyncInterface& a) { return counters_dict(a.counters()); })
       .def("latency", [](const AsyncInterface& a) { return latency_dict(a.latency()); },
            "dEXT (read-to-write) over the last 1024 packets [s]")

@@ -171,6 +171,8 @@ void MujocoDevice::reset_counters() noexcept {
   pending_ = false;
   pending_from_tick_ = 0;
   motion_finished_written_ = false;
+  fault_ticks_requested_.store(0, std::memory_order_relaxed);
+  fault_ticks_left_ = 0;
 }
 
 void MujocoDevice::reset(const JointArray& q_rad) {
@@ -282,6 +284,12 @@ void MujocoDevice::step_one_tick() noexcept {
   }
   take_pending_pushes();
   apply_pushes();
+  if (const std::int64_t requested = fault_ticks_requested_.exchange(0, std::memory_order_acq_rel); requested > 0) {
+    fault_value_ = fault_value_requested_.load(std::memory_order_acquire);
+    fault_ticks_left_ = requested;
+  } else if (fault_ticks_left_ > 0) {
+    --fault_ticks_left_;
+  }
 
   // The robot's joint impedance, from the state at the start of the tick (mj_step1 computed the
   // kinematics and qfrc_bias there).
@@ -386,10 +394,29 @@ void MujocoDevice::fill_state(DeviceState& state) const noexcept {
       state.wrench_sensor_N_Nm[i] = -d->sensordata[force_sensor_adr_ + i];
       state.wrench_sensor_N_Nm[3 + i] = -d->sensordata[torque_sensor_adr_ + i];
     }
+    if (fault_ticks_left_ > 0) {
+      state.wrench_sensor_N_Nm.fill(fault_value_);
+    }
   } else {
     state.wrench_sensor_N_Nm.fill(0.0);
   }
   state.motion_finished = command_in_force_.motion_finished;
+}
+
+void MujocoDevice::inject_sensor_fault(double value, double duration_s) {
+  if (model_ == nullptr) {
+    throw std::logic_error("MujocoDevice::inject_sensor_fault: not configured");
+  }
+  if (force_sensor_adr_ < 0) {
+    throw std::logic_error("MujocoDevice::inject_sensor_fault: the model has no force/torque sensor");
+  }
+  if (!std::isfinite(duration_s) || !(duration_s > 0.0)) {
+    throw std::invalid_argument("MujocoDevice::inject_sensor_fault: duration_s must be finite and > 0, got " +
+                                std::to_string(duration_s));
+  }
+  const auto ticks = std::max<std::int64_t>(1, std::llround(duration_s / period_s_));
+  fault_value_requested_.store(value, std::memory_order_release);
+  fault_ticks_requested_.store(ticks, std::memory_order_release);
 }
 
 int MujocoDevice::find_frame(const std::string& frame, int& site) const {

@@ -117,6 +117,14 @@ def test_plot_all_default_prefix_and_npz_file(recording, tmp_path):
         assert_png(path)
 
 
+def test_plot_accepts_an_object_with_data(recording, tmp_path):
+    class LiveRecording:  # the shape of jtac_py.controller.Recording: arrays through data()
+        def data(self):
+            return {k: recording[k] for k in ("interval_us", "cycle_duration_us")}
+
+    assert_png(plot_timing(LiveRecording(), tmp_path / "timing.png"))
+
+
 def test_plot_all_rejects_unknown_keyword(recording, tmp_path):
     with pytest.raises(TypeError, match="push_windw"):
         plot_all(recording, tmp_path, push_windw=(0.8, 1.2))

@@ -114,6 +114,13 @@ class MujocoDevice final : public Device {
   /// std::length_error when kMaxPushes pushes are already waiting for the next tick.
   void push(const std::string& frame, const WrenchArray& wrench_world_N_Nm, double duration_s);
 
+  /// Sensor fault: from the next tick on, for `duration_s` [s] (whole ticks, at least one), every
+  /// component of the F/T reading is `value` (NaN for a dropout, ±inf or a large number for a broken
+  /// sensor), as a failing sensor or its bus would deliver. The physics is untouched. Any thread;
+  /// a new fault replaces one in progress. Throws std::invalid_argument for a duration that is not
+  /// finite and > 0, std::logic_error when the model has no F/T sensor.
+  void inject_sensor_fault(double value, double duration_s);
+
   /// Pushes in force (being applied, or waiting for the next tick). Any thread.
   int pushes_active() const noexcept;
   /// Pushes that found kMaxPushes already in force and were dropped, since configure/reset.
@@ -191,6 +198,12 @@ class MujocoDevice final : public Device {
   std::atomic<bool> pushes_waiting_{false};
   std::atomic<int> pushes_in_force_{0};
   std::atomic<std::uint64_t> pushes_dropped_{0};
+
+  // Sensor fault: inject_sensor_fault() publishes ticks and value; the real-time thread takes them.
+  std::atomic<std::int64_t> fault_ticks_requested_{0};
+  std::atomic<double> fault_value_requested_{0.0};
+  std::int64_t fault_ticks_left_ = 0;
+  double fault_value_ = 0.0;
 };
 
 }  // namespace jtac::hw
