@@ -206,38 +206,39 @@ void bind_hw(py::module_& m) {
 
   py::class_<MujocoDevice>(m, "MujocoDevice",
                            "The simulated Franka arm (MuJoCo) behind libfranka's packet semantics")
-      .def(py::init([](const std::string& mjcf_xml, const std::string& name_prefix,
-                       const std::optional<InputArray>& q_init_rad, const std::optional<InputArray>& stiffness,
-                       const std::optional<InputArray>& damping, const std::string& clock) {
-             jtac::hw::MujocoDeviceConfig config;
-             config.mjcf_xml = mjcf_xml;
-             config.name_prefix = name_prefix;
-             if (q_init_rad) {
-               config.q_init_rad = fixed<7>(*q_init_rad, "q_init_rad");
-             }
-             if (stiffness) {
-               config.stiffness_Nm_rad = fixed<7>(*stiffness, "stiffness_Nm_rad");
-             }
-             if (damping) {
-               config.damping_Nm_s_rad = fixed<7>(*damping, "damping_Nm_s_rad");
-             }
-             if (clock == "lockstep") {
-               config.clock = jtac::hw::ClockMode::kLockstep;
-             } else if (clock == "realtime") {
-               config.clock = jtac::hw::ClockMode::kRealTime;
-             } else {
-               throw std::invalid_argument("clock must be 'lockstep' or 'realtime', got '" + clock + "'");
-             }
-             return std::make_unique<MujocoDevice>(config);
-           }),
-           py::arg("mjcf_xml"), py::kw_only(), py::arg("name_prefix") = "fr3", py::arg("q_init_rad") = py::none(),
-           py::arg("stiffness_Nm_rad") = py::none(), py::arg("damping_Nm_s_rad") = py::none(),
-           py::arg("clock") = "lockstep",
-           "Compiles the MJCF text (ValueError/RuntimeError with MuJoCo's message); clock 'lockstep' or "
-           "'realtime'")
       .def(
-          "reset", [](MujocoDevice& d, const InputArray& q) { d.reset(fixed<7>(q, "q_rad")); }, py::arg("q_rad"),
-          "Back to tick 0 at rest at q_rad")
+          py::init([](const std::string& mjcf_xml, const std::string& name_prefix,
+                      const std::optional<InputArray>& q_init_rad, const std::optional<InputArray>& stiffness,
+                      const std::optional<InputArray>& damping, const std::string& clock) {
+            jtac::hw::MujocoDeviceConfig config;
+            config.mjcf_xml = mjcf_xml;
+            config.name_prefix = name_prefix;
+            if (q_init_rad) {
+              config.q_init_rad = fixed<7>(*q_init_rad, "q_init_rad");
+            }
+            if (stiffness) {
+              config.stiffness_Nm_rad = fixed<7>(*stiffness, "stiffness_Nm_rad");
+            }
+            if (damping) {
+              config.damping_Nm_s_rad = fixed<7>(*damping, "damping_Nm_s_rad");
+            }
+            if (clock == "lockstep") {
+              config.clock = jtac::hw::ClockMode::kLockstep;
+            } else if (clock == "realtime") {
+              config.clock = jtac::hw::ClockMode::kRealTime;
+            } else {
+              throw std::invalid_argument("clock must be 'lockstep' or 'realtime', got '" + clock + "'");
+            }
+            return std::make_unique<MujocoDevice>(config);
+          }),
+          py::arg("mjcf_xml"), py::kw_only(), py::arg("name_prefix") = "fr3",
+          py::arg("q_init_rad") = py::none(), py::arg("stiffness_Nm_rad") = py::none(),
+          py::arg("damping_Nm_s_rad") = py::none(), py::arg("clock") = "lockstep",
+          "Compiles the MJCF text (ValueError/RuntimeError with MuJoCo's message); clock 'lockstep' or "
+          "'realtime'")
+      .def(
+          "reset", [](MujocoDevice& d, const InputArray& q) { d.reset(fixed<7>(q, "q_rad")); },
+          py::arg("q_rad"), "Back to tick 0 at rest at q_rad")
       .def(
           "read_once",
           [](MujocoDevice& d) {
@@ -304,7 +305,8 @@ void bind_hw(py::module_& m) {
                        const std::optional<InputArray>& dddq_max) {
              jtac::hw::AsyncInterfaceConfig config;
              if (!(limit_margin > 0.0 && limit_margin <= 1.0)) {
-               throw std::invalid_argument("limit_margin must be in (0, 1], got " + std::to_string(limit_margin));
+               throw std::invalid_argument("limit_margin must be in (0, 1], got " +
+                                           std::to_string(limit_margin));
              }
              config.limit_margin = limit_margin;
              if (dq_max) {
@@ -340,15 +342,17 @@ void bind_hw(py::module_& m) {
           "last_command",
           [](const AsyncInterface& a) {
             if (a.running()) {
-              throw std::logic_error("AsyncInterface.last_command: only while the real-time thread is stopped");
+              throw std::logic_error(
+                  "AsyncInterface.last_command: only while the real-time thread is stopped");
             }
             const auto& c = a.last_command();
             return py::make_tuple(array_of(c.q_d_rad), array_of(c.dq_d_rad_s));
           },
           "(q_d, dq_d) of the last packet written to the device (lockstep, or after stop())")
       .def("counters", [](const AsyncInterface& a) { return counters_dict(a.counters()); })
-      .def("latency", [](const AsyncInterface& a) { return latency_dict(a.latency()); },
-           "dEXT (read-to-write) over the last 1024 packets [s]")
+      .def(
+          "latency", [](const AsyncInterface& a) { return latency_dict(a.latency()); },
+          "dEXT (read-to-write) over the last 1024 packets [s]")
       .def("reset_peaks", &AsyncInterface::reset_peaks);
 
   py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")

@@ -33,7 +33,8 @@ void JtacLaw::activate(const DeviceState& /*state*/) noexcept {
 
 void JtacLaw::deactivate(double time_s) noexcept { controller_.deactivate(time_s); }
 
-UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double period_s, LawOutput& out) noexcept {
+UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double period_s,
+                             LawOutput& out) noexcept {
   for (int i = 0; i < kNumJoints; ++i) {
     q_[i] = state.q_rad[static_cast<std::size_t>(i)];
     dq_[i] = state.dq_rad_s[static_cast<std::size_t>(i)];

@@ -43,7 +43,8 @@ void store_max(std::atomic<double>& target, double value) noexcept {
 namespace {
 
 bool supported_rate(int rate_hz) noexcept {
-  return rate_hz == 1000 || rate_hz == 500 || rate_hz == 250 || rate_hz == 200 || rate_hz == 125 || rate_hz == 100;
+  return rate_hz == 1000 || rate_hz == 500 || rate_hz == 250 || rate_hz == 200 || rate_hz == 125 ||
+         rate_hz == 100;
 }
 
 std::unique_ptr<JtacLaw> jtac_law(JointTrajectoryAdmittanceController& controller) {

@@ -284,7 +284,8 @@ void MujocoDevice::step_one_tick() noexcept {
   }
   take_pending_pushes();
   apply_pushes();
-  if (const std::int64_t requested = fault_ticks_requested_.exchange(0, std::memory_order_acq_rel); requested > 0) {
+  if (const std::int64_t requested = fault_ticks_requested_.exchange(0, std::memory_order_acq_rel);
+      requested > 0) {
     fault_value_ = fault_value_requested_.load(std::memory_order_acquire);
     fault_ticks_left_ = requested;
   } else if (fault_ticks_left_ > 0) {

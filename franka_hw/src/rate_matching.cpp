@@ -91,9 +91,11 @@ bool MotionLimiter::step(const JointArray& q_target_rad, const JointArray& dq_ta
   for (int i = 0; i < kNumJoints; ++i) {
     // Position error beyond what the target's own velocity covers in this step.
     const double e = q_target_rad[i] - q_[i] - dq_target_rad_s[i] * period_s_;
+    // Small errors close in about two periods (a dead-beat e/T chatters against the jerk bound);
+    // large ones on a braking curve at half the acceleration limit (no overshoot).
     const double a_brake = 0.5 * limits_.ddq_max_rad_s2[i];
     const double correction =
-        sign(e) * std::min(std::abs(e) / period_s_, std::sqrt(2.0 * a_brake * std::abs(e)));
+        sign(e) * std::min(std::abs(e) / (2.0 * period_s_), std::sqrt(2.0 * a_brake * std::abs(e)));
     const double v_wish = dq_target_rad_s[i] + correction;
     limited = step_joint(i, acceleration_wish(i, v_wish)) || limited;
   }
@@ -209,9 +211,14 @@ void RateMatcher::next(RateTarget& target) noexcept {
   target.hold = false;
   const double D = delay_packets_;
   const double blend = k < D ? 1.0 - k / D : 0.0;
+  // The velocity is the measured one only: the anchor's ramp-out is a position offset, which the
+  // limiter's position loop closes on its braking curve. Feeding the ramp's own slope forward
+  // (−e/(D·T)) would tell the limiter that the target runs toward the robot at up to e/T, so its
+  // position error stays zero and it accelerates flat out across a large gap (a stitched or
+  // re-started goal) and overshoots by v²/(2·a_max) instead of braking in time.
   for (int i = 0; i < kNumJoints; ++i) {
     target.q_rad[i] = sample_.q_rad[i] + v_meas_[i] * (k - D) * T + anchor_offset_[i] * blend;
-    target.dq_rad_s[i] = v_meas_[i] - (k < D ? anchor_offset_[i] / (D * T) : 0.0);
+    target.dq_rad_s[i] = v_meas_[i];
   }
 }
 

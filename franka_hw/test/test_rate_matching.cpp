@@ -332,6 +332,33 @@ TEST(RateMatching, MissingCommandsHoldWithinTheLimiter) {
   EXPECT_LT(overshoot, kPeakVelocity * kPeakVelocity / (2.0 * a_max) + kPeakVelocity * 0.03);
 }
 
+// A controller whose command jumps (a goal started or stitched a few 10 mrad from where the robot's
+// reference is, within the start tolerance) at 1 kHz: the reference closes the gap on the limiter's
+// braking curve and stops at the new position instead of racing through it at full acceleration.
+TEST(RateMatching, AJumpInTheCommandIsApproachedWithoutOvershoot) {
+  MujocoDevice device(fr3_config());
+  AsyncInterface interface(device);
+  const double jump = 0.03;  // [rad]
+  JointArray q = kFr3HomeRad;
+  const JointArray dq{};
+  double worst_overshoot = 0.0;
+  double last = 0.0;
+  for (int p = 0; p < 1500; ++p) {
+    if (p == 100) {
+      q[1] += jump;
+    }
+    ASSERT_TRUE(interface.submit_command(q, dq, p * kT));
+    ASSERT_EQ(interface.step_once(), DeviceStatus::kOk);
+    last = interface.last_command().q_d_rad[1] - kFr3HomeRad[1];
+    if (p > 100) {
+      worst_overshoot = std::max(worst_overshoot, last - jump);
+    }
+  }
+  EXPECT_NEAR(last, jump, 1e-6);
+  // At most the jerk phase's worth (a_max·T_jerk·…); racing through would overshoot by v²/(2·a_max) ≈ 7 mrad.
+  EXPECT_LT(worst_overshoot, 0.5e-3) << "overshoot " << worst_overshoot;
+}
+
 TEST(RateMatching, ReferenceAdvancesOnePeriodPerPacketWhateverTheStamps) {
   const int packets = 1500;
   const Recording reference = drive(packets, 8, packets, Stamps::kTrue);

@@ -52,7 +52,8 @@ class ControlLaw {
 
   /// One cycle: `state` is what the hardware reported (tick, q, dq, wrench, …), `time_s` the
   /// controller time (the state's robot time) and `period_s` the time since the previous update.
-  virtual UpdateStatus update(const DeviceState& state, double time_s, double period_s, LawOutput& out) noexcept = 0;
+  virtual UpdateStatus update(const DeviceState& state, double time_s, double period_s,
+                              LawOutput& out) noexcept = 0;
 
  protected:
   ControlLaw() = default;
@@ -70,7 +71,8 @@ class JtacLaw final : public ControlLaw {
 
   void activate(const DeviceState& state) noexcept override;
   void deactivate(double time_s) noexcept override;
-  UpdateStatus update(const DeviceState& state, double time_s, double period_s, LawOutput& out) noexcept override;
+  UpdateStatus update(const DeviceState& state, double time_s, double period_s,
+                      LawOutput& out) noexcept override;
 
   JointTrajectoryAdmittanceController& controller() noexcept { return controller_; }
 

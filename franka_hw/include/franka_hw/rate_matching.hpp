@@ -43,7 +43,9 @@ inline constexpr JointLimits kFr3Limits = {
 /// with every limit = published limit × margin. If the previous step satisfied these, the next one
 /// always has a solution (braking at full jerk is one), so the three bounds hold at every step.
 /// The tracking law: the velocity wish is the target's velocity plus a correction of the position
-/// error (dead-beat when small, a braking curve at half the acceleration limit when large); the
+/// error (e/(2T) when small — dead-beat e/T with the jerk bound in the loop falls into a limit cycle
+/// of a few 10 µrad around a held target — and a braking curve at half the acceleration limit when
+/// large); the
 /// acceleration wish reaches that velocity, capped on the jerk-limited braking curve so that the
 /// velocity does not overshoot. A smooth target within the limits passes through unchanged.
 class MotionLimiter {

@@ -1,0 +1,77 @@
+"""The Python API with the native threads running (the simulated FR3 on its own 1 kHz clock).
+
+Real time on a shared 2-core machine: these tests check behaviour (results, events, recordings,
+asyncio), never timing figures; those are benchmarks (bench/bench_python_stall.py).
+"""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from jtac_py.controller import Controller, Trajectory
+from jtac_py.hardware import SimulatedArm
+
+DELTA = np.array([0.2, -0.15, 0.1, 0.2, -0.2, 0.15, 0.25])  # [rad]
+
+
+@pytest.fixture
+def controller():
+    # Generous tolerances: a preempted VM may delay the controller thread by milliseconds.
+    # The robot's joint impedance lags a fast move by a few 10 mrad: allow it to settle (0.5 s).
+    c = Controller(
+        SimulatedArm("fr3", clock="realtime"),
+        default_path_tolerance=0.2,
+        default_goal_tolerance=0.02,
+        default_goal_time_tolerance=0.5,
+    )
+    c.start()
+    yield c
+    c.stop()
+
+
+def test_a_goal_succeeds_and_its_cycles_are_recorded(controller):
+    c = controller
+    q0 = c.state.q
+    with c.record(["time", "q", "error"]) as rec:
+        result = c.follow(Trajectory.quintic(q0, q0 + DELTA, 1.0), timeout=10.0)
+    assert result.ok, result.message
+    np.testing.assert_allclose(c.state.q, q0 + DELTA, atol=0.02)
+    data = rec.data()
+    assert rec.dropped == 0
+    assert len(data["time"]) > 0 and np.all(np.diff(data["time"]) > 0)  # one row per cycle, in order
+    timing = c.timing()
+    assert timing["hardware"]["packets"] > 0 and timing["hardware"]["device_errors"] == 0
+    assert timing["dext"]["samples"] > 0
+
+
+def test_follow_async_while_the_event_loop_has_other_work(controller):
+    c = controller
+    q0 = c.state.q
+    ticks = []
+
+    async def other_work():
+        while True:
+            ticks.append(1)
+            await asyncio.sleep(0.01)
+
+    async def main():
+        side = asyncio.ensure_future(other_work())
+        result = await c.follow_async(Trajectory.quintic(q0, q0 + DELTA, 1.0), timeout=10.0)
+        # From the command in force (the measured position lags it a little).
+        back = await c.follow_async(Trajectory.quintic(c.state.q_cmd, q0, 1.0), timeout=10.0)
+        side.cancel()
+        return result, back
+
+    result, back = asyncio.run(main())
+    assert result.ok and back.ok
+    assert len(ticks) > 5  # the event loop kept running while the goals executed
+
+
+def test_stop_aborts_a_running_goal_with_invalid_state():
+    c = Controller(SimulatedArm("fr3", clock="realtime"), default_path_tolerance=0.2).start()
+    q0 = c.state.q
+    handle = c.follow(Trajectory.quintic(q0, q0 + DELTA, 5.0), wait=False)
+    c.stop()
+    result = handle.result(timeout=2.0)
+    assert result.code.name == "INVALID_STATE"
