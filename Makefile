@@ -12,8 +12,10 @@ CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 setup:
 	@scripts/setup.sh
 
+# The main job: the simulated FR3 executes a trajectory with admittance while it is pushed; prints
+# the results and writes plots to build/demo/.
 demo: setup
-	$(PY) examples/01_kinematics_and_action_roundtrip.py
+	$(PY) examples/02_simulated_arm_with_admittance.py
 
 # Everything CI runs: lint, C++ tests (incl. malloc_tests), then pytest layer by layer.
 test: setup lint test-cpp test-py
@@ -24,6 +26,7 @@ test-cpp:
 test-py:
 	$(PYTEST) test/unit
 	$(PYTEST) test/core
+	$(PYTEST) test/loop
 	$(PYTEST) test/ros
 	$(PYTEST) test/examples
 
@@ -54,6 +57,7 @@ bench: setup
 	build/bench/bench/bench_kinematics
 	build/bench/bench/bench_trajectory_update
 	build/bench/bench/bench_jtac_update
+	$(PY) bench/bench_python_stall.py
 
 clean:
 	rm -rf build $(VENV)

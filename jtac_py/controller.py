@@ -59,7 +59,9 @@ EventType = _native.EventType
 ControllerMode = _native.ControllerMode
 
 #: Columns a recording can hold (one row per controller cycle). Units: time [s], joints [rad, rad/s],
-#: wrenches [N, N·m] in the sensor frame (tip 0), durations [µs].
+#: wrenches [N, N·m] of tip 0: raw and filtered in the sensor frame (filtered still holds the
+#: payload's weight), control = payload-compensated in the control frame (the admittance's input);
+#: durations [µs].
 RECORD_FIELDS = (
     "time",
     "tick",
@@ -72,6 +74,7 @@ RECORD_FIELDS = (
     "joint_offset",
     "wrench_raw",
     "wrench_filtered",
+    "wrench_control",
     "time_scale",
     "mode",
     "status",
@@ -324,6 +327,7 @@ class ControllerState:
     joint_offset: np.ndarray
     wrench_raw: np.ndarray
     wrench_filtered: np.ndarray
+    wrench_control: np.ndarray
     mode: Any
     status: Any
     goal_id: int

@@ -6,7 +6,8 @@ through its ``data()``):
 
 - ``time`` (n,) controller time [s]; ``tick`` (n,) device tick;
 - ``q``, ``dq``, ``q_cmd``, ``dq_cmd``, ``q_ref``, ``error``, ``joint_offset`` (n, 7) [rad, rad/s];
-- ``wrench_raw``, ``wrench_filtered`` (n, 6) [N, N·m], sensor frame, ``[Fx Fy Fz Tx Ty Tz]``;
+- ``wrench_raw``, ``wrench_filtered`` (n, 6) [N, N·m], sensor frame, ``[Fx Fy Fz Tx Ty Tz]``; optional
+  ``wrench_control`` (n, 6), payload-compensated in the control frame (the deflection plot prefers it);
 - ``ee_deflection`` (n, 6), optional: displacement of the commanded end effector from the nominal
   reference, position [m] then rotation vector [rad];
 - ``time_scale``, ``mode``, ``status`` (n,);
@@ -377,7 +378,9 @@ def plot_deflection(
         ee = None  # a recorder without Cartesian deflection may fill the column with NaN
     if ee is None:
         offset = _array(rec, "joint_offset", rows=n, width=_width(rec, "joint_offset"))
-    has_force = _has(rec, "wrench_filtered")
+    # The admittance's input (payload-compensated) when recorded, else the filtered reading.
+    force_key = "wrench_control" if _has(rec, "wrench_control") else "wrench_filtered"
+    has_force = _has(rec, force_key)
 
     fig = _figure()
     npanels = (2 if ee is not None else 1) + (1 if has_force else 0)
@@ -397,9 +400,9 @@ def plot_deflection(
         axes[0].legend(loc="upper right", ncol=4, fontsize="small")
         title = "Admittance joint offset (added to the reference)"
     if has_force:
-        force = _array(rec, "wrench_filtered", rows=n, width=6)[:, :3]
+        force = _array(rec, force_key, rows=n, width=6)[:, :3]
         axes[-1].plot(t, np.linalg.norm(force, axis=1), color="black", lw=1.0)
-        axes[-1].set_ylabel("|F filtered| [N]")
+        axes[-1].set_ylabel("|F compensated| [N]" if force_key == "wrench_control" else "|F filtered| [N]")
     for ax in axes:
         _shade(ax, t, window, mask)
         ax.grid(True, alpha=0.3)

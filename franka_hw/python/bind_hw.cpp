@@ -109,6 +109,7 @@ py::dict snapshot_dict(const jtac::hw::LoopSnapshot& s) {
   d["joint_offset"] = array_of(s.joint_offset_rad);
   d["wrench_raw"] = array_of(s.wrench_raw_N_Nm);
   d["wrench_filtered"] = array_of(s.wrench_filtered_N_Nm);
+  d["wrench_control"] = array_of(s.wrench_control_N_Nm);
   d["mode"] = s.mode;
   d["status"] = s.status;
   d["goal_id"] = s.goal_id;
@@ -160,6 +161,7 @@ py::dict columns(const std::vector<jtac::hw::CycleRecord>& rows) {
   d["joint_offset"] = matrix([](const R& r) -> const JointArray& { return r.joint_offset_rad; }, 7);
   d["wrench_raw"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_raw_N_Nm; }, 6);
   d["wrench_filtered"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_filtered_N_Nm; }, 6);
+  d["wrench_control"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_control_N_Nm; }, 6);
   d["time_scale"] = scalar([](const R& r) { return r.time_scale; });
   d["mode"] = integer([](const R& r) { return static_cast<int>(r.mode); });
   d["status"] = integer([](const R& r) { return static_cast<int>(r.status); });

@@ -51,6 +51,7 @@ UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double per
   copy_joints(out_.joint_offset_rad, out.joint_offset_rad);
   for (int i = 0; i < 6; ++i) {
     out.wrench_filtered_N_Nm[static_cast<std::size_t>(i)] = out_.wrench_filtered_sensor[0][i];
+    out.wrench_control_N_Nm[static_cast<std::size_t>(i)] = out_.wrench_control[0][i];
   }
   out.mode = out_.trajectory.mode;
   out.goal_id = out_.trajectory.goal_id;

@@ -209,6 +209,7 @@ void ControlLoop::cycle() noexcept {
         state_.has_wrench ? state_.wrench_sensor_N_Nm[static_cast<std::size_t>(i)] : 0.0;
   }
   s.wrench_filtered_N_Nm = out_.wrench_filtered_N_Nm;
+  s.wrench_control_N_Nm = out_.wrench_control_N_Nm;
   s.mode = out_.mode;
   s.status = status;
   s.goal_id = out_.goal_id;
@@ -228,6 +229,7 @@ void ControlLoop::cycle() noexcept {
     row_.joint_offset_rad = s.joint_offset_rad;
     row_.wrench_raw_N_Nm = s.wrench_raw_N_Nm;
     row_.wrench_filtered_N_Nm = s.wrench_filtered_N_Nm;
+    row_.wrench_control_N_Nm = s.wrench_control_N_Nm;
     row_.time_scale = s.time_scale;
     row_.mode = s.mode;
     row_.status = status;

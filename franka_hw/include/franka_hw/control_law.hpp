@@ -33,6 +33,7 @@ struct LawOutput {
   JointArray error_rad{};              ///< reference − measured
   JointArray joint_offset_rad{};       ///< compliance offset added to the reference
   WrenchArray wrench_filtered_N_Nm{};  ///< processed sensor wrench, sensor frame (tip 0)
+  WrenchArray wrench_control_N_Nm{};   ///< payload-compensated, control frame: what the law acts on
   ControllerMode mode = ControllerMode::kInactive;
   std::uint64_t goal_id = 0;  ///< active goal, 0 = none
   double time_scale = 1.0;    ///< trajectory speed in [0, 1]

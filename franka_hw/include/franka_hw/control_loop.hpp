@@ -93,6 +93,7 @@ struct LoopSnapshot {
   JointArray joint_offset_rad{};       ///< admittance offset
   WrenchArray wrench_raw_N_Nm{};       ///< sensor reading, tip 0
   WrenchArray wrench_filtered_N_Nm{};  ///< tared, filtered, deadbanded, tip 0
+  WrenchArray wrench_control_N_Nm{};   ///< payload-compensated, in the control frame, tip 0
   ControllerMode mode = ControllerMode::kInactive;
   UpdateStatus status = UpdateStatus::kInactive;
   std::uint64_t goal_id = 0;
@@ -113,6 +114,7 @@ struct CycleRecord {
   JointArray joint_offset_rad{};
   WrenchArray wrench_raw_N_Nm{};
   WrenchArray wrench_filtered_N_Nm{};
+  WrenchArray wrench_control_N_Nm{};
   double time_scale = 1.0;
   ControllerMode mode = ControllerMode::kInactive;
   UpdateStatus status = UpdateStatus::kInactive;
