@@ -11,8 +11,9 @@ clock), two designs side by side in the same run, a fresh arm for every design a
   controller every 8th packet and re-sends the held command in between (no rate matching).
 
 A. Largest gap between two device commands [ms] while a quintic trajectory runs and Python
-   (a) idles, (b) blocks its asyncio event loop (time.sleep inside a coroutine), (c) runs a thread
-   that holds the GIL (sorted() of a list of ints: one C call, no GIL release; verified below with a
+   (0) does nothing and no controller runs (the device loop alone: the machine's floor), (a) idles,
+   (b) blocks its asyncio event loop (time.sleep inside a coroutine), (c) runs a thread that holds
+   the GIL (sorted() of a list of ints: one C call, no GIL release; verified below with a
    probe thread), (d) runs the garbage collector hard (cyclic garbage + gc.collect() in a loop).
    Native: AsyncInterface.reset_peaks() before, counters()["max_write_interval_s"] after. Baseline:
    time.perf_counter_ns() at every write_once().
@@ -27,6 +28,7 @@ blocked 300 ms / GIL held 300 ms), target <= 1.3 ms; loop timing of the asynchro
 A benchmark, not a test: exit code 0 always; "ABOVE TARGET" marks a native figure over its target.
 
     .venv/bin/python bench/bench_python_stall.py [--quick] [--repeats N] [--realtime-priority P]
+        [--baseline-priority P]
 """
 
 from __future__ import annotations
