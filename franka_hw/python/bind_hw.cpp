@@ -260,6 +260,7 @@ void bind_hw(py::module_& m) {
             command.q_d_rad = fixed<7>(q_d, "q_d_rad");
             command.dq_d_rad_s = fixed<7>(dq_d, "dq_d_rad_s");
             command.motion_finished = motion_finished;
+            py::gil_scoped_release release;
             return d.write_once(command);
           },
           py::arg("q_d_rad"), py::arg("dq_d_rad_s"), py::arg("motion_finished") = false,

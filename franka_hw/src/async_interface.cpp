@@ -112,7 +112,8 @@ DeviceStatus AsyncInterface::packet() noexcept {
     return read_status;
   }
 
-  // Publish the state (newest wins, never waits).
+  // Publish the state (newest wins, never waits), stamped with its arrival on the host clock.
+  state_.host_receive_ns = read_ns;
   state_buffer_.write_buffer() = state_;
   state_buffer_.publish();
 

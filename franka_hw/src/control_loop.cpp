@@ -135,21 +135,31 @@ void ControlLoop::configure_thread() const {
 
 void ControlLoop::run() noexcept {
   configure_thread();
-  std::int64_t deadline = steady_now_ns();
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    cycle();
-    deadline += period_ns_;
+    const CycleOutcome outcome = cycle();
     const std::int64_t now = steady_now_ns();
-    if (now > deadline) {
-      deadline = now;  // late: re-anchor instead of bursting catch-up cycles
-      continue;
+    std::int64_t deadline = now + kPollNs;
+    if (outcome == CycleOutcome::kRan && state_.host_receive_ns > 0) {
+      // Phase-locked to the robot: one controller period after the state just used arrived. A
+      // cycle that ran late starts the next one at once rather than bursting to catch up.
+      deadline = std::max(now, state_.host_receive_ns + period_ns_ + kPhaseOffsetNs);
     }
     sleep_until_ns(deadline);
   }
 }
 
-void ControlLoop::cycle() noexcept {
+ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   const std::int64_t read_ns = steady_now_ns();
+  if (!interface_.latest_state(state_)) {
+    cycles_without_state_.fetch_add(1, std::memory_order_relaxed);
+    return CycleOutcome::kNoState;
+  }
+  if (have_update_ && state_.tick == last_tick_) {
+    stale_states_.fetch_add(1, std::memory_order_relaxed);
+    return CycleOutcome::kStale;
+  }
+  // Read-to-read interval between cycles that ran (polls for a state that had not arrived yet are
+  // not cycles).
   double interval_us = 0.0;
   if (have_read_) {
     interval_us = static_cast<double>(read_ns - last_read_ns_) * 1e-3;
@@ -162,14 +172,6 @@ void ControlLoop::cycle() noexcept {
   last_read_ns_ = read_ns;
   have_read_ = true;
 
-  if (!interface_.latest_state(state_)) {
-    cycles_without_state_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  if (have_update_ && state_.tick == last_tick_) {
-    stale_states_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
   if (!activated_) {
     law_.activate(state_);
     activated_ = true;
@@ -237,6 +239,7 @@ void ControlLoop::cycle() noexcept {
     row_.interval_us = interval_us;
     ring_->push(row_);
   }
+  return CycleOutcome::kRan;
 }
 
 bool ControlLoop::snapshot(LoopSnapshot& out) noexcept {

@@ -12,9 +12,13 @@
 // Two modes:
 //   * real time: start() launches the controller thread (SCHED_FIFO at config.fifo_priority, below
 //     the device thread's 80; optional CPU pin; a refusal prints one warning and the thread runs
-//     anyway) that runs a cycle every controller period, sleeping to absolute times on the steady
-//     clock (CLOCK_MONOTONIC); a cycle that ends past the next deadline re-anchors the schedule
-//     (no burst of catch-up cycles; the late period shows up in the overrun counter). stop() joins.
+//     anyway). It is phase-locked to the robot: after a cycle that used a state received at host
+//     time r (DeviceState::host_receive_ns), it sleeps (absolute, CLOCK_MONOTONIC) until
+//     r + one controller period + kPhaseOffsetNs, so it reads each N-th state shortly after it
+//     arrives and its samples are evenly spaced in robot time. A free-running timer would drift
+//     against the robot's clock, read some states twice (stale) and skip others, and the rate
+//     matcher would see uneven intervals. When no new state was there yet it looks again after
+//     kPollNs. The thread never waits on a lock or on the hardware thread. stop() joins.
 //   * lockstep: step() runs one device packet (AsyncInterface::step_once()) and, on packets
 //     1, 1 + N, 1 + 2N, … (N = 1000 / update_rate_hz), one controller cycle on the caller's thread
 //     with the state just produced: deterministic and as fast as the CPU allows. Only while neither
@@ -65,7 +69,7 @@ struct ControlLoopConfig {
 struct LoopTiming {
   std::uint64_t cycles = 0;                ///< controller updates run
   std::uint64_t cycles_without_state = 0;  ///< cycles skipped: no state yet
-  std::uint64_t stale_states = 0;          ///< cycles skipped: the state had not advanced
+  std::uint64_t stale_states = 0;          ///< looks that found no new state (real time: a poll)
   std::uint64_t overruns = 0;              ///< read-to-read interval > 1.5 × the nominal period
   std::uint64_t update_not_ok = 0;         ///< updates that returned other than UpdateStatus::kOk
   std::uint64_t commands_refused = 0;      ///< submit_command() refusals (non-finite command)
@@ -127,6 +131,11 @@ class ControlLoop {
  public:
   /// Rows of the record ring (about 8 s at 1 kHz; drain every ~10 ms).
   static constexpr std::size_t kRecordCapacity = 8192;
+  /// Real time: how long after a state's arrival the controller cycle that uses it runs [ns]
+  /// (room for the hardware thread to finish its packet and for wake-up latency).
+  static constexpr std::int64_t kPhaseOffsetNs = 150'000;
+  /// Real time: how soon the thread looks again when the expected state has not arrived [ns].
+  static constexpr std::int64_t kPollNs = 100'000;
 
   /// Holds both by reference (they must outlive the loop). Throws std::invalid_argument for an
   /// update rate not in ControlLoopConfig's list, or a device period
@@ -177,8 +186,9 @@ class ControlLoop {
 
  private:
   void init();
+  enum class CycleOutcome : std::uint8_t { kRan, kNoState, kStale };
   void run() noexcept;
-  void cycle() noexcept;
+  CycleOutcome cycle() noexcept;
   void configure_thread() const;
 
   AsyncInterface& interface_;

@@ -69,6 +69,9 @@ struct DeviceState {
   std::uint64_t tick = 0;
   /// Robot time [s] = tick · period_s().
   double time_s = 0.0;
+  /// Host steady clock (CLOCK_MONOTONIC) when the state was received [ns]; 0 = not stamped. Set by
+  /// the reader (AsyncInterface), not by the device: the controller thread phase-locks on it.
+  std::int64_t host_receive_ns = 0;
   /// Ticks the reader never saw because it came late (real-time mode), since the start.
   std::uint64_t ticks_missed_by_reader = 0;
   /// Ticks that started without a new command and re-applied the previous one, since the start.
