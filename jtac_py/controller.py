@@ -717,7 +717,9 @@ class Controller:
                 )
             time.sleep(0.001)
 
-    def _controller_time(self) -> float:
+    def controller_time(self) -> float:
+        """The controller clock [s]: the robot time of the last cycle's state (goals' start times and
+        results are on this clock)."""
         snap = self._loop.snapshot()
         if snap is None:
             if self._lockstep:
@@ -760,21 +762,33 @@ class Controller:
             joint_damping_per_s=float(joint_damping_per_s),
             absolute_force_torque_threshold=None if thresholds is None else list(thresholds),
         )
-        for _attempt in range(1000):
-            result = self._core.submit_goal(native_goal, self._controller_time())
-            if not result.busy:
-                break
-            # The previous goal is still in the mailbox: the controller takes it at its next cycle.
-            if self._lockstep:
-                self.step(self._loop.packets_per_cycle)
-            else:
-                time.sleep(0.001)
-        handle = GoalHandle(self, result.goal_id)
-        if result.code != ResultCode.SUCCESSFUL or result.busy:
-            message = result.message or "the goal mailbox stayed busy"
-            handle._resolve(GoalResult(result.code, message, result.goal_id))
-            return handle
+        return self.submit(native_goal)
+
+    def submit(self, goal: Any) -> GoalHandle:
+        """Submits a prepared core goal (a ``_native.JtacGoal``, or the dict of its constructor's
+        arguments: trajectory, tips, joint_damping_per_s, absolute_force_torque_threshold); the
+        adapters' entry point (the ROS node converts its messages to this). Returns the handle; a
+        rejected goal's handle is already resolved with the core's code and message."""
+        self._require_started()
+        if isinstance(goal, Mapping):
+            goal = _native.JtacGoal(**goal)
+        # Holding the lock from submission to registration: the pump must not see this goal's events
+        # (a goal can end within a cycle: stitched away, or aborted at once) before its handle exists.
         with self._lock:
+            for _attempt in range(1000):
+                result = self._core.submit_goal(goal, self.controller_time())
+                if not result.busy:
+                    break
+                # The previous goal is still in the mailbox: the controller takes it at its next cycle.
+                if self._lockstep:
+                    self.step(self._loop.packets_per_cycle)
+                else:
+                    time.sleep(0.001)
+            handle = GoalHandle(self, result.goal_id)
+            if result.code != ResultCode.SUCCESSFUL or result.busy:
+                message = result.message or "the goal mailbox stayed busy"
+                handle._resolve(GoalResult(result.code, message, result.goal_id))
+                return handle
             self._goals[result.goal_id] = handle
         return handle
 

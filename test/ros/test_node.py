@@ -1,0 +1,376 @@
+"""The controller node over real DDS (localhost, a random domain per session): actions, services,
+topics, parameters and lifecycle, with the simulated FR3 running in real time.
+
+The node runs in this process on its own rclpy context (its own DDS participant); the clients run
+on another context, so every goal, feedback, result, service call and parameter change crosses DDS.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from builtin_interfaces.msg import Duration  # noqa: E402
+from control_msgs.action import FollowJointTrajectory  # noqa: E402
+from control_msgs.msg import JointTolerance, JointTrajectoryControllerState  # noqa: E402
+from jtac.action import FollowJointTrajectoryWithAdmittance as Fjta  # noqa: E402
+from rcl_interfaces.msg import Parameter as ParameterMsg  # noqa: E402
+from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.action import ActionClient  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
+
+from jtac_py import robots  # noqa: E402
+from jtac_ros.node import DEFAULT_NODE_NAME, JtacNode  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+JOINTS = list(robots.joint_names("fr3"))
+Q_HOME = np.array(robots.robot_spec("fr3").q_home_rad)
+DELTA = np.array([0.2, -0.15, 0.1, 0.2, -0.2, 0.15, 0.25])
+NS = f"/{DEFAULT_NODE_NAME}"
+
+
+def _duration(seconds: float) -> Duration:
+    return Duration(sec=int(seconds), nanosec=round((seconds - int(seconds)) * 1e9))
+
+
+def _points(start, goal, duration_s, samples=20):
+    """A rest-to-rest quintic as JointTrajectoryPoints (positions and velocities)."""
+    start, goal = np.asarray(start, float), np.asarray(goal, float)
+    points = []
+    for k in range(1, samples + 1):
+        s = k / samples
+        p = 10 * s**3 - 15 * s**4 + 6 * s**5
+        v = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration_s
+        points.append(
+            JointTrajectoryPoint(
+                positions=list(start + p * (goal - start)),
+                velocities=list(v * (goal - start)),
+                time_from_start=_duration(s * duration_s),
+            )
+        )
+    return points
+
+
+def _goal(start, goal, duration_s=1.0, *, joints=JOINTS, compliant=False):
+    msg = Fjta.Goal()
+    msg.trajectory.joint_names = list(joints)
+    msg.trajectory.points = _points(start, goal, duration_s)
+    if compliant:
+        a = msg.admittance_parameters
+        a.mass = [4.0, 4.0, 4.0, 1.0, 1.0, 1.0]
+        a.stiffness = [400.0, 400.0, 400.0, 50.0, 50.0, 50.0]
+        a.damping = [2 * math.sqrt(m * k) for m, k in zip(a.mass, a.stiffness, strict=True)]
+        a.selected_axes = [True, True, True, False, False, False]
+    return msg
+
+
+class Rig:
+    """The node on its own context and executor; a client node on another."""
+
+    def __init__(self, overrides=None):
+        from rclpy.parameter import Parameter
+
+        self.node_context = rclpy.context.Context()
+        rclpy.init(context=self.node_context)
+        params = [Parameter(k, value=v) for k, v in (overrides or {}).items()]
+        self.node = JtacNode(context=self.node_context, parameter_overrides=params)
+        self.node_executor = MultiThreadedExecutor(num_threads=8, context=self.node_context)
+        self.node_executor.add_node(self.node)
+        threading.Thread(target=self.node_executor.spin, daemon=True).start()
+        self.client_context = rclpy.context.Context()
+        rclpy.init(context=self.client_context)
+        self.client = rclpy.create_node("jtac_test_client", context=self.client_context)
+        self.client_executor = MultiThreadedExecutor(num_threads=4, context=self.client_context)
+        self.client_executor.add_node(self.client)
+        threading.Thread(target=self.client_executor.spin, daemon=True).start()
+        self.action = ActionClient(self.client, Fjta, f"{NS}/follow_joint_trajectory")
+        self.moveit = ActionClient(self.client, FollowJointTrajectory, f"{NS}/moveit/follow_joint_trajectory")
+        self.states: list[JointTrajectoryControllerState] = []
+        self.client.create_subscription(
+            JointTrajectoryControllerState, f"{NS}/controller_state", self.states.append, 100
+        )
+
+    def activate(self):
+        from rclpy.lifecycle import TransitionCallbackReturn
+
+        assert self.node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert self.node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+        assert self.action.wait_for_server(timeout_sec=10.0)
+        assert self.moveit.wait_for_server(timeout_sec=10.0)
+        return self
+
+    def wait(self, future, timeout=30.0):
+        deadline = time.monotonic() + timeout
+        while not future.done():
+            assert time.monotonic() < deadline, "timed out waiting for a ROS future"
+            time.sleep(0.005)
+        return future.result()
+
+    def send(self, goal, client=None, feedback=None):
+        client = client or self.action
+        handle = self.wait(client.send_goal_async(goal, feedback_callback=feedback))
+        assert handle.accepted
+        return handle
+
+    def run(self, goal, client=None, feedback=None, timeout=30.0):
+        handle = self.send(goal, client, feedback)
+        return self.wait(handle.get_result_async(), timeout).result
+
+    def q_cmd(self):
+        deadline = time.monotonic() + 5.0
+        while not self.states:
+            assert time.monotonic() < deadline, "no controller_state"
+            time.sleep(0.01)
+        return np.array(self.states[-1].output.positions)
+
+    def set_parameter(self, name, value):
+        client = self.client.create_client(SetParameters, f"{NS}/set_parameters")
+        assert client.wait_for_service(timeout_sec=5.0)
+        if isinstance(value, float):
+            pv = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+        else:
+            pv = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=value)
+        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=pv)])
+        return self.wait(client.call_async(request)).results[0]
+
+    def tare(self, frame="fr3_ft_sensor"):
+        client = self.client.create_client(Trigger, f"{NS}/zero_fts/{frame}")
+        assert client.wait_for_service(timeout_sec=5.0)
+        return self.wait(client.call_async(Trigger.Request()))
+
+    def close(self):
+        self.action.destroy()
+        self.moveit.destroy()
+        self.client_executor.shutdown()
+        self.client.destroy_node()
+        rclpy.shutdown(context=self.client_context)
+        if self.node._controller is not None:
+            self.node.trigger_shutdown()
+        self.node_executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.node_context)
+
+
+@pytest.fixture
+def rig():
+    r = Rig({"default_path_tolerance": 0.3, "default_goal_time_tolerance": 0.5}).activate()
+    yield r
+    r.close()
+
+
+# ============================================================================ goals
+
+
+def test_a_goal_succeeds_with_feedback_and_the_arm_reaches_it(rig):
+    feedback = []
+    q0 = rig.q_cmd()
+    result = rig.run(_goal(q0, q0 + DELTA, 1.0), feedback=lambda f: feedback.append(f.feedback))
+    assert result.error_code == Fjta.Result.SUCCESSFUL, result.error_message
+    assert len(feedback) > 20  # 100 Hz over ~1 s
+    f = feedback[-1]
+    assert list(f.joint_names) == JOINTS
+    np.testing.assert_allclose(
+        np.array(f.error.positions), np.array(f.desired.positions) - np.array(f.actual.positions), atol=1e-12
+    )
+    time.sleep(0.1)
+    np.testing.assert_allclose(np.array(rig.states[-1].feedback.positions), q0 + DELTA, atol=0.02)
+
+
+def test_rejections_carry_the_core_code_and_message(rig):
+    q0 = rig.q_cmd()
+    unknown = _goal(q0, q0 + 0.1, joints=[*JOINTS[:6], "elbow_of_nobody"])
+    result = rig.run(unknown)
+    assert result.error_code == Fjta.Result.INVALID_JOINTS
+    assert "elbow_of_nobody" in result.error_message
+
+    nan = _goal(q0, q0 + 0.1)
+    nan.trajectory.points[3].positions[2] = math.nan
+    result = rig.run(nan)
+    assert result.error_code == Fjta.Result.INVALID_GOAL
+    assert "fr3_joint3" in result.error_message and "nan" in result.error_message.lower()
+
+    far = _goal(q0 + 0.3, q0 + 0.4)  # starts 0.3 rad from where the arm is commanded
+    far.trajectory.points[0].time_from_start = _duration(0.0)
+    result = rig.run(far)
+    assert result.error_code == Fjta.Result.INVALID_GOAL
+    assert "start" in result.error_message
+
+    old = _goal(q0, q0 + 0.1, 0.5)
+    old.trajectory.header.stamp = rig.client.get_clock().now().to_msg()
+    old.trajectory.header.stamp.sec -= 10
+    result = rig.run(old)
+    assert result.error_code == Fjta.Result.OLD_HEADER_TIMESTAMP
+
+    # Nothing was lost: the next good goal runs.
+    assert rig.run(_goal(q0, q0 + 0.05, 0.5)).error_code == Fjta.Result.SUCCESSFUL
+
+
+def test_cancel_stops_the_arm_and_returns_canceled(rig):
+    q0 = rig.q_cmd()
+    handle = rig.send(_goal(q0, q0 + DELTA, 2.0))
+    time.sleep(0.8)
+    rig.wait(handle.cancel_goal_async())
+    response = rig.wait(handle.get_result_async())
+    from action_msgs.msg import GoalStatus
+
+    assert response.status == GoalStatus.STATUS_CANCELED
+    time.sleep(0.1)
+    assert np.abs(np.array(rig.states[-1].output.velocities)).max() == 0.0
+
+
+def test_a_new_goal_is_stitched_and_the_old_one_ends_minus_8_without_a_bump(rig):
+    q0 = rig.q_cmd()
+    first = rig.send(_goal(q0, q0 + DELTA, 2.0))
+    time.sleep(0.7)
+    # The second goal continues from where the active one is then, with a future start.
+    stamp = rig.client.get_clock().now()
+    start_at = stamp.nanoseconds * 1e-9 + 0.1
+    s = (0.8) / 2.0  # progress of the first goal at start_at (approximately)
+    p = 10 * s**3 - 15 * s**4 + 6 * s**5
+    q_at = q0 + p * DELTA
+    second = _goal(q_at, q0, 1.5)
+    second.trajectory.header.stamp.sec = int(start_at)
+    second.trajectory.header.stamp.nanosec = int((start_at - int(start_at)) * 1e9)
+    second.trajectory.points.insert(
+        0, JointTrajectoryPoint(positions=list(q_at), velocities=[], time_from_start=_duration(0.0))
+    )
+    n_before = len(rig.states)
+    result_second = rig.run(second)
+    result_first = rig.wait(first.get_result_async()).result
+    assert result_first.error_code in (
+        Fjta.Result.GOAL_ABORTED_DUE_TO_STITCHING,
+        Fjta.Result.SUCCESSFUL,
+    ), result_first.error_message
+    if result_second.error_code == Fjta.Result.SUCCESSFUL:
+        assert result_first.error_code == Fjta.Result.GOAL_ABORTED_DUE_TO_STITCHING
+    # No bump: the commanded velocity never jumps between two 10 ms state messages.
+    v = np.array([m.output.velocities for m in rig.states[n_before:] if len(m.output.velocities) == 7])
+    assert np.abs(np.diff(v, axis=0)).max() < 10.0 * 0.02  # a_max 10 rad/s² over ≤ 20 ms
+
+
+def test_time_scale_change_mid_goal_lengthens_execution(rig):
+    q0 = rig.q_cmd()
+    t0 = time.monotonic()
+    assert rig.run(_goal(q0, q0 + DELTA, 1.5)).error_code == Fjta.Result.SUCCESSFUL
+    nominal = time.monotonic() - t0
+    t0 = time.monotonic()
+    handle = rig.send(_goal(q0 + DELTA, q0, 1.5))
+    time.sleep(0.3)
+    assert rig.set_parameter("time_scale_percentage", 50.0).successful
+    result = rig.wait(handle.get_result_async()).result
+    slowed = time.monotonic() - t0
+    assert result.error_code == Fjta.Result.SUCCESSFUL
+    assert slowed > nominal + 0.5  # 1.2 s of trajectory at half speed: +1.2 s (minus the ramp)
+    assert min(m.speed_scaling_factor for m in rig.states[-50:]) == pytest.approx(0.5, abs=0.01)
+
+
+def test_tare_is_accepted_idle_and_refused_while_executing(rig):
+    response = rig.tare()
+    assert response.success, response.message
+    q0 = rig.q_cmd()
+    handle = rig.send(_goal(q0, q0 + DELTA, 1.5))
+    time.sleep(0.4)
+    response = rig.tare()
+    assert not response.success and "goal" in response.message.lower()
+    assert rig.wait(handle.get_result_async()).result.error_code == Fjta.Result.SUCCESSFUL
+
+
+def test_read_only_parameters_are_refused_with_a_reason(rig):
+    result = rig.set_parameter("update_rate", 500)
+    assert not result.successful and "read" in result.reason.lower()
+    result = rig.set_parameter("time_scale_percentage", 150.0)
+    assert not result.successful and "time_scale_percentage" in result.reason
+    rig.node.trigger_deactivate()
+    result = rig.set_parameter("update_rate", 500)  # also while inactive
+    assert not result.successful
+
+
+def test_deactivate_mid_goal_aborts_at_once_with_invalid_state(rig):
+    q0 = rig.q_cmd()
+    handle = rig.send(_goal(q0, q0 + DELTA, 3.0))
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    rig.node.trigger_deactivate()
+    result = rig.wait(handle.get_result_async()).result
+    assert result.error_code == Fjta.Result.INVALID_STATE
+    assert time.monotonic() - t0 < 1.0  # at once, not after a stop
+    # While inactive, a goal is answered INVALID_STATE, not left hanging.
+    assert rig.run(_goal(q0, q0 + 0.1)).error_code == Fjta.Result.INVALID_STATE
+    rig.node.trigger_activate()
+    q = rig.q_cmd()
+    assert rig.run(_goal(q, q0, 1.0)).error_code == Fjta.Result.SUCCESSFUL
+
+
+def test_the_control_msgs_client_path(rig):
+    q0 = rig.q_cmd()
+    goal = FollowJointTrajectory.Goal()
+    goal.trajectory.joint_names = JOINTS
+    goal.trajectory.points = _points(q0, q0 + DELTA, 1.0)
+    goal.goal_time_tolerance = _duration(0.5)
+    goal.path_tolerance = [JointTolerance(name="fr3_joint1", position=-1.0)]
+    goal.goal_tolerance = [JointTolerance(name="fr3_joint4", position=0.02)]
+    result = rig.run(goal, client=rig.moveit)
+    assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, result.error_string
+    bad = FollowJointTrajectory.Goal()
+    bad.trajectory.joint_names = JOINTS
+    bad.trajectory.points = _points(q0 + DELTA, q0, 1.0)
+    bad.path_tolerance = [JointTolerance(name="nobody", position=0.1)]
+    result = rig.run(bad, client=rig.moveit)
+    assert result.error_code == FollowJointTrajectory.Result.INVALID_JOINTS
+    assert "nobody" in result.error_string
+
+
+@pytest.mark.slow
+def test_a_goal_storm_resolves_every_goal_exactly_once(rig):
+    q0 = rig.q_cmd()
+    results: dict[int, list[int]] = {}
+    lock = threading.Lock()
+    futures = []
+
+    def on_result(index):
+        def done(future):
+            with lock:
+                results.setdefault(index, []).append(future.result().result.error_code)
+
+        return done
+
+    def on_goal(index):
+        def accepted(future):
+            handle = future.result()
+            assert handle.accepted
+            result_future = handle.get_result_async()
+            result_future.add_done_callback(on_result(index))
+            futures.append(result_future)
+
+        return accepted
+
+    for i in range(300):
+        target = q0 + (0.004 if i % 2 else -0.004)  # each preempts the last, near the arm
+        goal = _goal(q0, target, 0.5)
+        goal.trajectory.points.insert(
+            0, JointTrajectoryPoint(positions=list(q0), time_from_start=_duration(0.0))
+        )
+        rig.action.send_goal_async(goal).add_done_callback(on_goal(i))
+        time.sleep(1.0 / 30.0)
+    deadline = time.monotonic() + 30.0
+    while len(results) < 300 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(results) == 300, f"{300 - len(results)} goals never got a result"
+    assert all(len(codes) == 1 for codes in results.values())
+    codes = [c[0] for c in results.values()]
+    assert Fjta.Result.SUCCESSFUL in codes and Fjta.Result.GOAL_ABORTED_DUE_TO_STITCHING in codes
+    # The node is alive and the arm stopped.
+    time.sleep(0.3)
+    assert np.abs(np.array(rig.states[-1].output.velocities)).max() == 0.0
+    q = rig.q_cmd()
+    assert rig.run(_goal(q, q0, 0.5)).error_code == Fjta.Result.SUCCESSFUL
