@@ -374,3 +374,34 @@ def test_a_goal_storm_resolves_every_goal_exactly_once(rig):
     assert np.abs(np.array(rig.states[-1].output.velocities)).max() == 0.0
     q = rig.q_cmd()
     assert rig.run(_goal(q, q0, 0.5)).error_code == Fjta.Result.SUCCESSFUL
+
+
+def test_a_params_file_configures_the_node_and_a_bad_value_is_named(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(
+        f"{DEFAULT_NODE_NAME}:\n  ros__parameters:\n    update_rate: 250\n"
+        "    stop_accelerations: [4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]\n"
+    )
+    context = rclpy.context.Context()
+    rclpy.init(args=["jtac", "--ros-args", "--params-file", str(good)], context=context)
+    try:
+        node = JtacNode(context=context)
+        from rclpy.lifecycle import TransitionCallbackReturn
+
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert node._controller.update_rate_hz == 250
+        assert node.get_parameter("stop_accelerations").value == [4.0] * 7
+        node.trigger_shutdown()
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"{DEFAULT_NODE_NAME}:\n  ros__parameters:\n    update_rate: 333\n")
+    context = rclpy.context.Context()
+    rclpy.init(args=["jtac", "--ros-args", "--params-file", str(bad)], context=context)
+    try:
+        with pytest.raises(Exception, match="update_rate") as error:
+            JtacNode(context=context)
+        assert "333" in str(error.value)
+    finally:
+        rclpy.shutdown(context=context)
