@@ -85,11 +85,15 @@ step "5/5 C++ libraries, pybind11 module jtac_py._native, C++ tests"
 # (a module rebuilt by hand with `cmake --build build/py` differs from the installed one: reinstall).
 installed_so=$("$PY" -c "import jtac_py._native as n; print(n.__file__)" 2>/dev/null || true)
 built_so=$(ls "$BUILD"/py/jtac_core/python/_native*.so 2>/dev/null | head -1 || true)
+# (pyproject.toml newer than the last install, e.g. a new console script: reinstall too).
+install_stamp="$VENV/.jtac-py-installed"
 if [ -n "$installed_so" ] && [ -n "$built_so" ] && ! [ "$built_so" -nt "$installed_so" ] \
+   && [ -f "$install_stamp" ] && ! [ pyproject.toml -nt "$install_stamp" ] \
    && [ -z "$(cmake --build "$BUILD/py" -- -n 2>/dev/null | grep -E '(Building|Linking|Re-running)')" ]; then
   echo "    up to date"
 else
   "$PY" -m pip install $PIP_ARGS -q --no-build-isolation --no-deps -e .
+  touch "$install_stamp"
   "$PY" -c "import jtac_py._native as n; print('    jtac_py._native', n.__version__)"
 fi
 done_step

@@ -1,0 +1,687 @@
+"""jtac: the command line of the joint trajectory admittance controller (the wheels have no ``ros2`` CLI).
+
+Subcommands (``jtac <command> --help`` for the options)::
+
+    jtac run [--params-file F] [--node NAME] [-- NODE_ARGS...]   start the controller node
+    jtac send-goal FILE.yaml [--moveit] [--timeout S]         execute a goal file, show progress
+    jtac cancel [--moveit]                                    cancel every goal of the node's action
+    jtac tare FRAME                                           zero the F/T sensor of FRAME
+    jtac time-scale [PERCENT]                                 set (or show) time_scale_percentage
+    jtac state [--count N]                                    echo the controller state
+    jtac plot RECORD.npz [--out DIR]                          write the four plots of a recording
+
+Every command that talks to the node takes ``--node NAME`` (default
+``joint_trajectory_admittance_controller``) and ``--wait S``, how long to wait for the node's action,
+service or topic to be discovered. Goal files are described in jtac_ros/goal_file.py.
+
+Exit status: 0 done (goal SUCCESSFUL); 1 the goal failed or the node refused the request; 2 bad usage,
+a bad file or value, or no node; 130 interrupted (Ctrl-C; send-goal cancels its goal first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_NODE", "build_parser", "main"]
+
+DEFAULT_NODE = "joint_trajectory_admittance_controller"
+DEFAULT_WAIT_S = 5.0
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+_SERVICE_TIMEOUT_S = 10.0  # answer time of a service the node has (rclpy can be slow under load)
+_CANCEL_TIMEOUT_S = 2.0  # how long an interrupted send-goal waits for its cancel to be acknowledged
+_SPIN_STEP_S = 0.1  # executor wait per step: Ctrl-C is seen within this
+_NAME_RE = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
+_HINT = "is the node running? (jtac run)"
+
+
+class CliError(Exception):
+    """A failure to report as one line on stderr, with its exit status."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# ------------------------------------------------------------------------------------------- argument types
+def _node_name(text: str) -> str:
+    """A ROS node name, optionally with a namespace; returned fully qualified (``/ns/name``)."""
+    if not _NAME_RE.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a ROS node name (letters, digits and _, not starting with a digit; "
+            "an optional /namespace/ prefix)"
+        )
+    return text if text.startswith("/") else f"/{text}"
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a finite number of seconds >= 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer >= 1")
+    return value
+
+
+def _percent(text: str) -> float:
+    """time_scale_percentage, checked by the parameter schema's own rule (same message as the node)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a percentage, 0 to 100)") from None
+    from jtac_py.parameters import ParameterError, default_schema
+
+    try:
+        return default_schema().spec("time_scale_percentage").check(value)
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# -------------------------------------------------------------------------------------------- rclpy session
+class _Ros:
+    """A fresh rclpy context with one node and a single-threaded executor, shut down on exit."""
+
+    def __init__(self, role: str):
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.context = Context()
+        # No signal handlers on a non-default context: Ctrl-C stays a KeyboardInterrupt.
+        rclpy.init(args=["jtac"], context=self.context)
+        try:
+            self.node = rclpy.create_node(
+                f"jtac_cli_{role}_{os.getpid()}",
+                context=self.context,
+                enable_rosout=False,
+                start_parameter_services=False,
+            )
+            self.executor = SingleThreadedExecutor(context=self.context)
+            self.executor.add_node(self.node)
+        except BaseException:
+            self.context.try_shutdown()
+            raise
+
+    def __enter__(self) -> _Ros:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+    def wait(self, future: Any, timeout_s: float | None) -> bool:
+        """Spin until the future is done or timeout_s passes (None: no limit); True if done."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while not future.done():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            self.executor.spin_once(timeout_sec=_SPIN_STEP_S)
+        return True
+
+    def wait_until(self, ready: Callable[[], bool], timeout_s: float) -> bool:
+        """Poll ready() (a discovery check) until it holds or timeout_s passes."""
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def call(self, srv_type: Any, name: str, request: Any, wait_s: float, missing: str) -> Any:
+        """Call a service: exit 2 with ``missing`` if it is not found within wait_s."""
+        client = self.node.create_client(srv_type, name)
+        try:
+            if not self.wait_until(client.service_is_ready, wait_s):
+                raise CliError(EXIT_USAGE, missing)
+            future = client.call_async(request)
+            if not self.wait(future, _SERVICE_TIMEOUT_S):
+                raise CliError(EXIT_FAILED, f"no answer from {name} within {_SERVICE_TIMEOUT_S:g} s")
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+
+def _action_name(node: str, moveit: bool) -> str:
+    return f"{node}/moveit/follow_joint_trajectory" if moveit else f"{node}/follow_joint_trajectory"
+
+
+def _constant_names(cls: type) -> dict[int, str]:
+    """Integer constants of a message class by value (SUCCESSFUL, INVALID_GOAL, ...)."""
+    return {
+        value: name
+        for name, value in vars(cls).items()
+        if name.isupper() and isinstance(value, int) and not isinstance(value, bool)
+    }
+
+
+def _seconds_of(duration: Any) -> float:
+    return duration.sec + duration.nanosec * 1e-9
+
+
+# ------------------------------------------------------------------------------------------------------ run
+def _cmd_run(args: argparse.Namespace) -> int:
+    if args.params_file is not None and not Path(args.params_file).is_file():
+        raise CliError(EXIT_USAGE, f"{args.params_file}: no such parameters file")
+    try:
+        from jtac_ros import node as node_module
+    except ModuleNotFoundError as exc:
+        if exc.name != "jtac_ros.node":
+            raise
+        raise CliError(
+            EXIT_USAGE, "the controller node (jtac_ros.node) is not installed in this environment"
+        ) from None
+    namespace, _, base = args.node.rpartition("/")
+    extra = list(args.node_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    ros_args = ["--ros-args", "-r", f"__node:={base}"]
+    if namespace:
+        ros_args += ["-r", f"__ns:={namespace}"]
+    if args.params_file is not None:
+        ros_args += ["--params-file", str(args.params_file)]
+    return int(node_module.main([*extra, *ros_args]) or 0)
+
+
+# ------------------------------------------------------------------------------------------------ send-goal
+class _Progress:
+    """A one-line progress bar on stderr from the goal's feedback (a line per 10 % when not a terminal)."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: Any, duration_s: float, start_ns: int):
+        self.stream = stream
+        self.duration_s = duration_s
+        self.start_ns = start_ns  # trajectory start in ROS time: the goal stamp, else the sending time
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self.bucket = -1
+        self.drawn = False
+        self.closed = False
+
+    def _elapsed(self, feedback: Any) -> float:
+        """Trajectory time of a feedback: desired.time_from_start, else header stamp minus start."""
+        t = _seconds_of(feedback.desired.time_from_start)
+        if t > 0.0:
+            return t
+        stamp_ns = feedback.header.stamp.sec * 1_000_000_000 + feedback.header.stamp.nanosec
+        if stamp_ns > 0:
+            return (stamp_ns - self.start_ns) * 1e-9
+        return time.monotonic() - self.started
+
+    def update(self, message: Any) -> None:
+        if self.closed:
+            return
+        feedback = message.feedback
+        elapsed = self._elapsed(feedback)
+        fraction = 1.0 if self.duration_s <= 0.0 else min(max(elapsed / self.duration_s, 0.0), 1.0)
+        errors = list(feedback.error.positions) or [
+            d - a for d, a in zip(feedback.desired.positions, feedback.actual.positions, strict=False)
+        ]
+        text = ""
+        if errors:
+            worst = max(range(len(errors)), key=lambda i: abs(errors[i]))
+            names = list(feedback.joint_names)
+            joint = names[worst] if worst < len(names) else f"joint {worst}"
+            text = f"  max|desired-actual| {abs(errors[worst]):.4f} rad ({joint})"
+        filled = round(fraction * self.WIDTH)
+        line = (
+            f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {fraction * 100:3.0f}%"
+            f"  {max(elapsed, 0.0):.1f}/{self.duration_s:.1f} s{text}"
+        )
+        if self.tty:
+            self.stream.write(f"\r{line}\x1b[K")
+            self.drawn = True
+        else:
+            bucket = int(fraction * 10)
+            if bucket == self.bucket:
+                return
+            self.bucket = bucket
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        """Ends the bar (a newline on a terminal); later feedback is ignored."""
+        self.closed = True
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.drawn = False
+
+
+def _cmd_send_goal(args: argparse.Namespace) -> int:
+    from jtac_ros.goal_file import GoalFileError, read_goal_file
+
+    try:
+        spec = read_goal_file(args.file)
+        if args.moveit:
+            spec.moveit_goal()  # the jtac-only keys fail here, before any ROS traffic
+    except GoalFileError as exc:
+        raise CliError(EXIT_USAGE, str(exc)) from None
+
+    from action_msgs.msg import GoalStatus
+    from control_msgs.action import FollowJointTrajectory
+    from jtac.action import FollowJointTrajectoryWithAdmittance
+    from rclpy.action import ActionClient
+    from unique_identifier_msgs.msg import UUID
+
+    action_type = FollowJointTrajectory if args.moveit else FollowJointTrajectoryWithAdmittance
+    name = _action_name(args.node, args.moveit)
+    status_names = {v: k.removeprefix("STATUS_") for v, k in _constant_names(GoalStatus).items()}
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+
+    def remaining() -> float | None:
+        return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+
+    with _Ros("send_goal") as ros:
+        client = ActionClient(ros.node, action_type, name)
+        progress = None
+        goal_id = None
+        try:
+            if not client.wait_for_server(timeout_sec=args.wait):
+                raise CliError(EXIT_USAGE, f"no action server {name} — {_HINT}")
+            now_ns = ros.node.get_clock().now().nanoseconds
+            goal = spec.moveit_goal(now_ns) if args.moveit else spec.jtac_goal(now_ns)
+            stamp = goal.trajectory.header.stamp
+            start_ns = (stamp.sec * 1_000_000_000 + stamp.nanosec) or now_ns
+            progress = _Progress(sys.stderr, spec.duration_s, start_ns)
+            print(
+                f"sending {args.file} to {name}: {len(goal.trajectory.points)} points, "
+                f"{len(goal.trajectory.joint_names)} joints, {spec.duration_s:g} s",
+                file=sys.stderr,
+            )
+            # Our own goal id: a Ctrl-C before the goal response (which rclpy can delay) still cancels it.
+            goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+            send_future = client.send_goal_async(goal, feedback_callback=progress.update, goal_uuid=goal_id)
+            if not ros.wait(send_future, remaining()):
+                progress.finish()
+                _cancel(ros, name, goal_id)  # in case it was accepted after all
+                raise CliError(EXIT_FAILED, f"timeout: {name} did not answer the goal; cancel requested")
+            handle = send_future.result()
+            if not handle.accepted:
+                print(f"REJECTED: {name} rejected the goal")
+                return EXIT_FAILED
+            result_future = handle.get_result_async()
+            if not ros.wait(result_future, remaining()):
+                progress.finish()
+                _cancel(ros, name, goal_id)
+                raise CliError(EXIT_FAILED, f"timeout: no result after {args.timeout:g} s; cancel requested")
+            goal_id = None  # done: nothing to cancel any more
+        except KeyboardInterrupt:
+            if progress is not None:
+                progress.finish()
+            if goal_id is not None:
+                print("interrupted: canceling the goal", file=sys.stderr)
+                _cancel(ros, name, goal_id)
+            raise
+        finally:
+            client.destroy()
+        progress.finish()
+        response = result_future.result()
+        result = response.result
+        code = result.error_code
+        message = result.error_string if args.moveit else result.error_message
+        text = f"RESULT {code} {_constant_names(type(result)).get(code, 'UNKNOWN')}"
+        if message:
+            text += f": {message}"
+        if response.status != GoalStatus.STATUS_SUCCEEDED:
+            text += f" (goal {status_names.get(response.status, response.status)})"
+        print(text, flush=True)
+        return EXIT_OK if code == 0 and response.status == GoalStatus.STATUS_SUCCEEDED else EXIT_FAILED
+
+
+def _cancel(ros: _Ros, action: str, goal_id: Any) -> None:
+    """Ask the action server to cancel one goal (by id); wait briefly for the acknowledgement."""
+    from action_msgs.srv import CancelGoal
+
+    client = ros.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
+    try:
+        request = CancelGoal.Request()
+        request.goal_info.goal_id = goal_id
+        if not ros.wait(client.call_async(request), _CANCEL_TIMEOUT_S):
+            print(f"no answer to the cancel request within {_CANCEL_TIMEOUT_S:g} s", file=sys.stderr)
+    finally:
+        ros.node.destroy_client(client)
+
+
+# --------------------------------------------------------------------------------------------------- cancel
+def _cmd_cancel(args: argparse.Namespace) -> int:
+    from action_msgs.srv import CancelGoal
+
+    action = _action_name(args.node, args.moveit)
+    service = f"{action}/_action/cancel_goal"
+    with _Ros("cancel") as ros:
+        # A zero goal id with a zero stamp cancels every goal of the server (action_msgs semantics).
+        response = ros.call(
+            CancelGoal, service, CancelGoal.Request(), args.wait, f"no action server {action} — {_HINT}"
+        )
+    count = len(response.goals_canceling)
+    if count == 0:
+        # No goal running (the server then answers ERROR_REJECTED): nothing to do is not a failure.
+        print(f"0 goals canceling on {action} (no active goal)")
+        return EXIT_OK
+    print(f"{count} goal{'s' if count != 1 else ''} canceling on {action}")
+    if response.return_code != CancelGoal.Response.ERROR_NONE:
+        code_name = _constant_names(CancelGoal.Response).get(response.return_code, response.return_code)
+        print(f"cancel return code {code_name}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------------- tare
+def _cmd_tare(args: argparse.Namespace) -> int:
+    from std_srvs.srv import Trigger
+
+    prefix = f"{args.node}/zero_fts/"
+    service = prefix + args.frame
+    with _Ros("tare") as ros:
+        client = ros.node.create_client(Trigger, service)
+        try:
+            if not ros.wait_until(client.service_is_ready, args.wait):
+                raise CliError(EXIT_USAGE, _missing_tare_service(ros, args.node, service))
+            future = client.call_async(Trigger.Request())
+            if not ros.wait(future, args.timeout):
+                raise CliError(EXIT_FAILED, f"no answer from {service} within {args.timeout:g} s")
+            response = future.result()
+        finally:
+            ros.node.destroy_client(client)
+    print(response.message or ("tared" if response.success else "refused"))
+    return EXIT_OK if response.success else EXIT_FAILED
+
+
+def _missing_tare_service(ros: _Ros, node: str, service: str) -> str:
+    """Why a zero_fts service is missing: no such node, or the frames the node does tare."""
+    namespace, _, base = node.rpartition("/")
+    namespace = namespace or "/"
+    from rclpy.node import NodeNameNonExistentError
+
+    # By node: the graph's plain service list also holds the clients' names (this one's included).
+    prefix = f"{node}/zero_fts/"
+    try:
+        services = ros.node.get_service_names_and_types_by_node(base, namespace)
+    except NodeNameNonExistentError:
+        return f"no service {service} — {_HINT}"
+    frames = sorted(name[len(prefix) :] for name, _ in services if name.startswith(prefix))
+    if not frames:
+        return f"no service {service}: {node} has no zero_fts services (no F/T sensor configured)"
+    return f"no service {service}; {node} tares these sensor frames: {', '.join(frames)}"
+
+
+# ----------------------------------------------------------------------------------------------- time-scale
+_TIME_SCALE = "time_scale_percentage"
+
+
+def _cmd_time_scale(args: argparse.Namespace) -> int:
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import GetParameters, SetParameters
+
+    missing = f"no parameter services on {args.node} — {_HINT}"
+    with _Ros("time_scale") as ros:
+        if args.percent is None:
+            response = ros.call(
+                GetParameters,
+                f"{args.node}/get_parameters",
+                GetParameters.Request(names=[_TIME_SCALE]),
+                args.wait,
+                missing,
+            )
+            value = response.values[0] if response.values else None
+            if value is None or value.type != ParameterType.PARAMETER_DOUBLE:
+                print(f"{args.node} has no double parameter {_TIME_SCALE}", file=sys.stderr)
+                return EXIT_FAILED
+            print(f"{_TIME_SCALE} = {value.double_value:g}")
+            return EXIT_OK
+        parameter = Parameter(
+            name=_TIME_SCALE,
+            value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=args.percent),
+        )
+        response = ros.call(
+            SetParameters,
+            f"{args.node}/set_parameters",
+            SetParameters.Request(parameters=[parameter]),
+            args.wait,
+            missing,
+        )
+    result = response.results[0] if response.results else None
+    if result is None or not result.successful:
+        reason = result.reason if result is not None and result.reason else "no reason given"
+        print(f"{args.node} refused {_TIME_SCALE} = {args.percent:g}: {reason}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{_TIME_SCALE} = {args.percent:g}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------------- state
+def _state_line(msg: Any) -> str:
+    """One compact line of a JointTrajectoryControllerState: stamp, speed scaling, |error| per joint."""
+    stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    errors = [abs(e) for e in msg.error.positions]
+    line = f"t {stamp:.3f}  scale {msg.speed_scaling_factor:.3f}"
+    if errors:
+        worst = max(range(len(errors)), key=errors.__getitem__)
+        names = list(msg.joint_names)
+        joint = names[worst] if worst < len(names) else str(worst)
+        line += f"  |err| [{' '.join(f'{e:.4f}' for e in errors)}] rad  max {errors[worst]:.4f} ({joint})"
+    return line
+
+
+def _cmd_state(args: argparse.Namespace) -> int:
+    from control_msgs.msg import JointTrajectoryControllerState
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    topic = f"{args.node}/controller_state"
+    received = 0
+
+    def on_state(msg: Any) -> None:
+        nonlocal received
+        if args.count is None or received < args.count:
+            received += 1
+            print(_state_line(msg), flush=True)
+
+    with _Ros("state") as ros:
+        # Best effort matches both reliable and best-effort publishers.
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+        ros.node.create_subscription(JointTrajectoryControllerState, topic, on_state, qos)
+        if not ros.wait_until(lambda: ros.node.count_publishers(topic) > 0, args.wait):
+            raise CliError(EXIT_USAGE, f"no publisher on {topic} — {_HINT}")
+        while args.count is None or received < args.count:
+            ros.executor.spin_once(timeout_sec=_SPIN_STEP_S)
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------------- plot
+def _cmd_plot(args: argparse.Namespace) -> int:
+    import zipfile
+
+    import numpy as np
+
+    path = Path(args.record)
+    if not path.is_file():
+        raise CliError(EXIT_USAGE, f"{path}: no such file")
+    try:
+        from jtac_py.plots import plot_all
+    except ImportError as exc:
+        raise CliError(
+            EXIT_USAGE, f"plotting needs matplotlib ({exc}): pip install 'jtac-py[plot]'"
+        ) from None
+    out = Path(args.out) if args.out is not None else path.parent
+    try:
+        with np.load(path, allow_pickle=False) as record:
+            if not isinstance(record, np.lib.npyio.NpzFile):
+                raise CliError(EXIT_USAGE, f"{path}: not an .npz archive of recording arrays")
+            written = plot_all(record, out, prefix=args.prefix or path.stem, period_us=args.period_us)
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as exc:
+        detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise CliError(EXIT_USAGE, f"{path}: {detail}") from None
+    for p in written:
+        print(p)
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of ``jtac`` and its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="jtac",
+        description="Command line of the jtac joint trajectory admittance controller (ROS 2 node).",
+        epilog="Exit status: 0 ok; 1 goal failed or request refused; 2 bad usage, file or value, "
+        "or no node; 130 interrupted.",
+    )
+    node_help = f"controller node name, optionally /namespace/name (default: {DEFAULT_NODE})"
+    # Accepted before and after the command; the subcommand's copy only sets it when given.
+    parser.add_argument("--node", type=_node_name, default=f"/{DEFAULT_NODE}", metavar="NAME", help=node_help)
+    node_opt = argparse.ArgumentParser(add_help=False)
+    node_opt.add_argument(
+        "--node", type=_node_name, default=argparse.SUPPRESS, metavar="NAME", help=node_help
+    )
+    wait_opt = argparse.ArgumentParser(add_help=False)
+    wait_opt.add_argument(
+        "--wait",
+        type=_seconds,
+        default=DEFAULT_WAIT_S,
+        metavar="S",
+        help=f"how long to wait for the node to be discovered [s] (default: {DEFAULT_WAIT_S:g})",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "run",
+        parents=[node_opt],
+        help="start the controller node (simulated arm, or as a parameters file configures it)",
+        description="Start the controller node; it configures and activates itself and runs until "
+        "Ctrl-C. Arguments after -- go to the node unchanged.",
+    )
+    p.add_argument("--params-file", metavar="F", help="ROS parameters file (YAML) for the node")
+    p.add_argument("node_args", nargs=argparse.REMAINDER, metavar="-- NODE_ARGS", help="passed to the node")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "send-goal",
+        parents=[node_opt, wait_opt],
+        help="execute a goal file: progress on stderr, RESULT line on stdout",
+        description="Send a goal file (format: jtac_ros/goal_file.py) and wait for the result; print "
+        "'RESULT <code> <NAME>: <message>'. Exit 0 only on SUCCESSFUL. Ctrl-C cancels the goal.",
+    )
+    p.add_argument("file", metavar="FILE.yaml", help="goal file")
+    p.add_argument(
+        "--moveit",
+        action="store_true",
+        help="send as control_msgs/FollowJointTrajectory to <node>/moveit/follow_joint_trajectory "
+        "(no admittance or thresholds in the file)",
+    )
+    p.add_argument(
+        "--timeout", type=_seconds, metavar="S", help="cancel and exit 1 without a result after S seconds"
+    )
+    p.set_defaults(func=_cmd_send_goal)
+
+    p = sub.add_parser(
+        "cancel",
+        parents=[node_opt, wait_opt],
+        help="cancel every goal of the node's action",
+        description="Cancel every goal of <node>/follow_joint_trajectory (the arm stops along its "
+        "stop_accelerations).",
+    )
+    p.add_argument(
+        "--moveit", action="store_true", help="cancel the goals of <node>/moveit/follow_joint_trajectory"
+    )
+    p.set_defaults(func=_cmd_cancel)
+
+    p = sub.add_parser(
+        "tare",
+        parents=[node_opt, wait_opt],
+        help="zero the F/T sensor of a sensor frame",
+        description="Call <node>/zero_fts/FRAME (std_srvs/Trigger): the sensor's current reading "
+        "becomes its zero. Keep the arm still and untouched.",
+    )
+    p.add_argument("frame", metavar="FRAME", help="sensor frame, e.g. fr3_ft_sensor")
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=_SERVICE_TIMEOUT_S,
+        metavar="S",
+        help=f"how long to wait for the answer [s] (default: {_SERVICE_TIMEOUT_S:g})",
+    )
+    p.set_defaults(func=_cmd_tare)
+
+    p = sub.add_parser(
+        "time-scale",
+        parents=[node_opt, wait_opt],
+        help="set time_scale_percentage (0-100), or show it",
+        description="Set the node's time_scale_percentage: 100 = as planned, 50 = half speed, 0 = halt "
+        "along the path. Without PERCENT, print the current value.",
+    )
+    p.add_argument("percent", type=_percent, nargs="?", metavar="PERCENT", help="0 to 100")
+    p.set_defaults(func=_cmd_time_scale)
+
+    p = sub.add_parser(
+        "state",
+        parents=[node_opt, wait_opt],
+        help="echo the controller state, one line per message",
+        description="Echo <node>/controller_state: stamp, speed scaling factor, |position error| "
+        "per joint and its maximum.",
+    )
+    p.add_argument(
+        "--count", type=_positive_int, metavar="N", help="exit after N messages (default: until Ctrl-C)"
+    )
+    p.set_defaults(func=_cmd_state)
+
+    p = sub.add_parser(
+        "plot",
+        help="plot a controller recording (.npz): tracking, wrench, deflection, timing",
+        description="Write <prefix>_tracking.png, _wrench.png, _deflection.png and _timing.png "
+        "(jtac_py.plots.plot_all) and print their paths.",
+    )
+    p.add_argument("record", metavar="RECORD.npz", help="recording saved by the controller")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: the recording's folder)")
+    p.add_argument("--prefix", help="file name prefix (default: the recording's name)")
+    p.add_argument(
+        "--period-us",
+        type=float,
+        default=1000.0,
+        metavar="US",
+        help="nominal controller period for the timing plot [µs] (default: 1000)",
+    )
+    p.set_defaults(func=_cmd_plot)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``jtac``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except CliError as exc:
+        print(f"jtac {args.command}: {exc.message}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `jtac state | head`: the reader left; exit quietly (and keep Python from complaining at exit).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
