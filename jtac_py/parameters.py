@@ -485,8 +485,13 @@ class ParameterSpec:
 
 
 # ------------------------------------------------------------------------------------------------ YAML
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that reads ``1e-3`` as a float, as the ROS parameter parser does (YAML 1.1 needs a dot)."""
+class RosYamlLoader(yaml.SafeLoader):
+    """SafeLoader that reads ``1e-3`` as a float, as the ROS parameter parser does (YAML 1.1 needs a dot).
+
+    Shared by every YAML jtac reads from users (parameter files here, goal files in jtac_ros)."""
+
+
+_Loader = RosYamlLoader
 
 
 _Loader.add_implicit_resolver(

@@ -46,7 +46,6 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +59,8 @@ from control_msgs.msg import JointTolerance
 from jtac.action import FollowJointTrajectoryWithAdmittance
 from jtac.msg import AdmittanceParameters
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from jtac_py.parameters import RosYamlLoader
 
 __all__ = [
     "GoalFileError",
@@ -107,22 +108,8 @@ class GoalFileError(ValueError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that also reads ``1e-3`` as a float (YAML 1.1 wants a dot), as ROS tools do."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-        |[-+]?\.(?:inf|Inf|INF)
-        |\.(?:nan|NaN|NAN))$""",
-        re.X,
-    ),
-    list("-+0123456789."),
-)
+# Reads 1e-3 as a float like ROS's own parser; the same loader as the parameter files.
+_Loader = RosYamlLoader
 
 
 def _key_text(path: _Path) -> str:
