@@ -59,12 +59,17 @@ std::unique_ptr<JtacLaw> jtac_law(JointTrajectoryAdmittanceController& controlle
 
 ControlLoop::ControlLoop(AsyncInterface& interface, JointTrajectoryAdmittanceController& controller,
                          const ControlLoopConfig& config)
-    : interface_(interface), owned_law_(jtac_law(controller)), law_(*owned_law_), config_(config) {
+    : interface_(interface),
+      owned_law_(jtac_law(controller)),
+      law_(*owned_law_),
+      requested_law_(&law_),
+      active_law_(&law_),
+      config_(config) {
   init();
 }
 
 ControlLoop::ControlLoop(AsyncInterface& interface, ControlLaw& law, const ControlLoopConfig& config)
-    : interface_(interface), law_(law), config_(config) {
+    : interface_(interface), law_(law), requested_law_(&law_), active_law_(&law_), config_(config) {
   init();
 }
 
@@ -109,7 +114,7 @@ void ControlLoop::stop() {
   }
   running_.store(false, std::memory_order_release);
   if (activated_) {
-    law_.deactivate(last_time_s_);
+    active_law_->deactivate(last_time_s_);
     activated_ = false;
   }
 }
@@ -127,6 +132,10 @@ DeviceStatus ControlLoop::step() noexcept {
   }
   ++packets_;
   return status;
+}
+
+void ControlLoop::use_law(ControlLaw* law) noexcept {
+  requested_law_.store(law != nullptr ? law : &law_, std::memory_order_release);
 }
 
 void ControlLoop::configure_thread() const {
@@ -172,13 +181,21 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   last_read_ns_ = read_ns;
   have_read_ = true;
 
+  // A law switch takes effect here, at a cycle boundary: the old law ends at the last cycle's time.
+  if (ControlLaw* requested = requested_law_.load(std::memory_order_acquire); requested != active_law_) {
+    if (activated_) {
+      active_law_->deactivate(last_time_s_);
+      activated_ = false;
+    }
+    active_law_ = requested;
+  }
   if (!activated_) {
-    law_.activate(state_);
+    active_law_->activate(state_);
     activated_ = true;
   }
   const double t = state_.time_s;
   const double dt = have_update_ ? t - last_time_s_ : period_s_;
-  const UpdateStatus status = law_.update(state_, t, dt, out_);
+  const UpdateStatus status = active_law_->update(state_, t, dt, out_);
   if (status != UpdateStatus::kOk) {
     update_not_ok_.fetch_add(1, std::memory_order_relaxed);
   }

@@ -15,6 +15,7 @@
 #include "franka_hw/async_interface.hpp"
 #include "franka_hw/control_loop.hpp"
 #include "franka_hw/mujoco_device.hpp"
+#include "franka_hw/stream_law.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_test_support.hpp"
 #ifdef JTAC_CONTROL_LOOP_NOALLOC
@@ -335,6 +336,50 @@ TEST(ControlLoop, ACustomControlLawDrivesTheArmThroughTheSameSlot) {
   // (rate matching delays a 250 Hz law by one controller interval, 4 ms × 0.2 rad/s peak).
   EXPECT_NEAR(max_q4, kFr3HomeRad[3] + 0.2, 0.01);
   EXPECT_LT(max_error, 0.01) << "max error " << max_error;
+}
+
+// A streamed target (a 125 Hz teleoperation source) through StreamLaw, switched in and out of the
+// loop that runs the JTAC controller: the arm follows the stream smoothly, then a goal runs again.
+TEST(ControlLoop, AStreamedTargetAt125HzIsFollowedSmoothlyAndTheLawSwitchesBack) {
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::hw::StreamLaw stream(0.001);
+  rig.loop->use_law(&stream);
+  const double w = 2.0;  // [rad/s]
+  const JointArray q0 = rig.snap().q_rad;
+  double max_lag = 0.0;
+  double max_dv = 0.0;
+  double dq_prev = 0.0;
+  for (int p = 0; p < 3000; ++p) {
+    const double t = p * 0.001;
+    if (p % 8 == 0) {  // 125 Hz
+      JointArray q = q0;
+      JointArray dq{};
+      q[3] += 0.2 * (1.0 - std::cos(w * t));
+      dq[3] = 0.2 * w * std::sin(w * t);
+      ASSERT_TRUE(stream.set_target(q, dq, t));
+    }
+    ASSERT_EQ(rig.loop->step(), jtac::hw::DeviceStatus::kOk);
+    const double dq_cmd = rig.interface->last_command().dq_d_rad_s[3];
+    max_dv = std::max(max_dv, std::abs(dq_cmd - dq_prev));
+    dq_prev = dq_cmd;
+    if (p > 200) {
+      const double expected = q0[3] + 0.2 * (1.0 - std::cos(w * t));
+      max_lag = std::max(max_lag, std::abs(rig.snap().q_rad[3] - expected));
+    }
+  }
+  EXPECT_GT(stream.targets_taken(), 370U);
+  // Delayed by one 8 ms interval at ≤ 0.4 rad/s, plus the robot's own lag: a few mrad.
+  EXPECT_LT(max_lag, 0.01) << "lag " << max_lag;
+  // The robot's command changes by at most a_max·T per packet (no 125 Hz staircase).
+  EXPECT_LE(max_dv, 0.8 * 10.0 * 0.001 + 1e-12) << "velocity step " << max_dv;
+  // Back to the JTAC controller: it re-activates from the arm's position and takes a goal.
+  rig.loop->use_law(nullptr);
+  rig.run(0.05);
+  EXPECT_EQ(rig.snap().mode, jtac::ControllerMode::kIdle);
+  const auto id = rig.submit(quintic(JointArray{}, 0.5));
+  rig.run(1.0);
+  EXPECT_NE(rig.find(jtac::EventType::kGoalSucceeded, id), nullptr);
 }
 
 // Real time: both threads run for a moment; asserts only that cycles ran and a snapshot came.

@@ -158,6 +158,13 @@ class ControlLoop {
   void stop();
   bool running() const noexcept { return running_.load(std::memory_order_acquire); }
 
+  /// Switches the control law at the next cycle: the current law is deactivated at that cycle's time
+  /// and `law` activated from its state (nullptr: back to the constructor's law). `law` must outlive
+  /// its use. Owner thread; never waits (the controller thread picks it up).
+  void use_law(ControlLaw* law) noexcept;
+  /// The law the controller thread runs (or will run from its next cycle), for the owner thread.
+  const ControlLaw* law() const noexcept { return requested_law_.load(std::memory_order_acquire); }
+
   /// Lockstep mode: one device packet and, when due, one controller cycle on this thread. Returns
   /// the packet's status (kNotConfigured while a thread runs). Real-time safe.
   DeviceStatus step() noexcept;
@@ -192,8 +199,10 @@ class ControlLoop {
   void configure_thread() const;
 
   AsyncInterface& interface_;
-  std::unique_ptr<JtacLaw> owned_law_;  // set by the JTAC constructor
-  ControlLaw& law_;
+  std::unique_ptr<JtacLaw> owned_law_;      // set by the JTAC constructor
+  ControlLaw& law_;                         // the constructor's law (the default)
+  std::atomic<ControlLaw*> requested_law_;  // use_law(); the controller thread switches to it
+  ControlLaw* active_law_ = nullptr;        // controller thread
   ControlLoopConfig config_;
   int packets_per_cycle_ = 1;
   double period_s_ = 0.001;  // controller period
