@@ -40,7 +40,7 @@ import numpy as np
 
 from jtac_py import _native, parameters, robots
 from jtac_py import config as jtac_config
-from jtac_py.hardware import SimulatedArm
+from jtac_py.hardware import FrankaArm, SimulatedArm
 
 __all__ = [
     "RECORD_FIELDS",
@@ -395,23 +395,24 @@ class Controller:
     """Joint trajectory execution with Cartesian admittance on a native control loop.
 
     Args:
-        hardware: a SimulatedArm (real time or lockstep); None = SimulatedArm(config's robot).
+        hardware: a SimulatedArm (real time or lockstep) or a FrankaArm; None = the configuration's
+            `hardware`: SimulatedArm(robot), or FrankaArm(robot_ip) for `franka`.
         config: parameter values (flat dotted names, nested dict) or a ROS params file; see
             docs/parameters.md. Validated by the schema (ParameterError names parameter and value).
         **overrides: parameter values on top of config.
     """
 
-    def __init__(self, hardware: SimulatedArm | None = None, config: Any = None, **overrides: Any) -> None:
+    def __init__(
+        self, hardware: SimulatedArm | FrankaArm | None = None, config: Any = None, **overrides: Any
+    ) -> None:
         given = jtac_config.resolve(config, **overrides)
         if hardware is None:
-            if given["hardware"] != "sim":
-                raise ValueError(
-                    f"hardware: '{given['hardware']}' needs the libfranka backend, which this build "
-                    "does not have yet; use hardware 'sim' (SimulatedArm)"
-                )
-            hardware = SimulatedArm(given["robot"], clock="realtime")
-        if not isinstance(hardware, SimulatedArm):
-            raise TypeError(f"hardware must be a SimulatedArm, got {type(hardware).__name__}")
+            if given["hardware"] == "franka":
+                hardware = FrankaArm(given["robot_ip"], robot=given["robot"])
+            else:
+                hardware = SimulatedArm(given["robot"], clock="realtime")
+        if not isinstance(hardware, SimulatedArm | FrankaArm):
+            raise TypeError(f"hardware must be a SimulatedArm or a FrankaArm, got {type(hardware).__name__}")
         # The arm decides the robot (hence joint and frame names) and, having a sensor, the F/T sensor
         # name, unless the caller set them on purpose.
         implied = {}
@@ -455,6 +456,7 @@ class Controller:
         self._pump_stop = threading.Event()
         self._pump_thread: threading.Thread | None = None
         self.events: list[Any] = []  # every core event since start, oldest first (bounded)
+        self._hardware_error: str | None = None  # why the hardware thread stopped by itself
 
     # ---------------------------------------------------------------------------- properties
     @property
@@ -482,6 +484,11 @@ class Controller:
     def update_rate_hz(self) -> int:
         return self._loop.update_rate_hz
 
+    @property
+    def hardware_error(self) -> str | None:
+        """Why the hardware thread stopped by itself (e.g. a libfranka reflex), None while it runs."""
+        return self._hardware_error
+
     # ---------------------------------------------------------------------------- start / stop
     def start(self) -> Controller:
         """Starts the hardware thread and the controller thread (lockstep: arms step())."""
@@ -498,16 +505,23 @@ class Controller:
         return self
 
     def stop(self) -> None:
-        """Stops both threads; a goal still running ends ABORTED (INVALID_STATE). Idempotent."""
+        """Stops both threads; a goal still running ends ABORTED (INVALID_STATE). A FrankaArm's motion
+        ends with them (finish_motion()). Idempotent."""
         if not self._started:
             return
-        self._loop.stop()
         if not self._lockstep:
-            self._interface.stop()
+            # The pump first: it may stop the controller thread itself (_check_hardware).
             self._pump_stop.set()
             if self._pump_thread is not None:
                 self._pump_thread.join()
                 self._pump_thread = None
+            self._check_hardware()
+        self._loop.stop()
+        if not self._lockstep:
+            self._interface.stop()
+            finish_motion = getattr(self.hardware, "finish_motion", None)
+            if finish_motion is not None:
+                finish_motion()  # at once: a real arm without commands aborts after 20 ms
         self._pump()
         for recording in list(self._recordings):
             recording.stop()
@@ -787,6 +801,8 @@ class Controller:
             handle = GoalHandle(self, result.goal_id)
             if result.code != ResultCode.SUCCESSFUL or result.busy:
                 message = result.message or "the goal mailbox stayed busy"
+                if self._hardware_error is not None:
+                    message = f"{message} ({self._hardware_error})"
                 handle._resolve(GoalResult(result.code, message, result.goal_id))
                 return handle
             self._goals[result.goal_id] = handle
@@ -805,9 +821,24 @@ class Controller:
     def _pump_loop(self) -> None:
         while not self._pump_stop.wait(_PUMP_PERIOD_S):
             try:
+                self._check_hardware()
                 self._pump()
             except Exception as error:  # keep pumping: a lost pump would lose every later result
                 warnings.warn(f"jtac pump: {error!r}", RuntimeWarning, stacklevel=1)
+
+    def _check_hardware(self) -> None:
+        """The hardware thread ended by itself (a device error, e.g. a libfranka reflex): stops the
+        controller thread, which resolves the pending goals (INVALID_STATE), and keeps the reason, with
+        the device's own message, for their results. The pump thread, or stop() once it has joined it."""
+        if self._lockstep or self._hardware_error is not None or self._interface.running:
+            return
+        status = self._interface.exit_status
+        if status == _native.DeviceStatus.OK:  # not started, or stopped by stop()
+            return
+        detail = getattr(self.hardware, "last_error", None)
+        reason = f"the hardware thread stopped: {status.name}"
+        self._hardware_error = f"{reason}: {detail}" if detail else reason
+        self._loop.stop()
 
     def _pump(self) -> None:
         """Takes the core's events and the recorded rows (non-real-time side)."""
@@ -840,10 +871,13 @@ class Controller:
             handle.stop_time_s = event.time_s
             handle.predicted_stop_duration_s = event.stop_duration_s
         elif event.type in (EventType.GOAL_SUCCEEDED, EventType.GOAL_ABORTED, EventType.GOAL_CANCELED):
+            message = event.message
+            if self._hardware_error is not None and event.type != EventType.GOAL_SUCCEEDED:
+                message = f"{message} ({self._hardware_error})"
             handle._resolve(
                 GoalResult(
                     code=event.code,
-                    message=event.message,
+                    message=message,
                     goal_id=event.goal_id,
                     canceled=event.type == EventType.GOAL_CANCELED,
                     start_time_s=handle.start_time_s,

@@ -1,4 +1,5 @@
-"""Hardware backends for the Python API: the simulated Franka arm (MuJoCo, with a force/torque sensor).
+"""Hardware backends for the Python API: the simulated Franka arm (MuJoCo, with a force/torque sensor)
+and a real one through libfranka (``FrankaArm``, below).
 
 ``SimulatedArm`` builds the MJCF of ``jtac_py.robots`` with the requested tool, and the matching URDF
 for the controller's kinematics, so that simulation and controller agree on every frame:
@@ -23,7 +24,7 @@ import numpy as np
 
 from jtac_py import _native, robots
 
-__all__ = ["CLOCKS", "SimulatedArm"]
+__all__ = ["CLOCKS", "DEFAULT_COLLISION_BEHAVIOR", "FrankaArm", "SimulatedArm"]
 
 CLOCKS = ("realtime", "lockstep")
 
@@ -133,3 +134,234 @@ class SimulatedArm:
 
     def __repr__(self) -> str:
         return f"SimulatedArm({self.robot!r}, clock={self.clock!r})"
+
+
+# ==================================================================================== the real arm
+
+#: libfranka's example thresholds (examples_common.cpp, setDefaultBehavior): lower and upper joint
+#: torque thresholds [N·m] (7 each), lower and upper Cartesian force/torque thresholds [N, N·m] (6 each).
+#: Above an upper threshold the robot stops with a collision reflex; pushes harder than ~20 N on the tool
+#: (admittance by hand) need higher ones.
+DEFAULT_COLLISION_BEHAVIOR = (
+    (20.0, 20.0, 18.0, 18.0, 16.0, 14.0, 12.0),
+    (20.0, 20.0, 18.0, 18.0, 16.0, 14.0, 12.0),
+    (20.0, 20.0, 20.0, 25.0, 25.0, 25.0),
+    (20.0, 20.0, 20.0, 25.0, 25.0, 25.0),
+)
+
+_REALTIME_CONFIGS = ("ignore", "enforce")
+_CONTROLS = ("position", "velocity")
+
+
+class FrankaArm:
+    """A real Franka arm (FR3) through libfranka: pylibfranka connects and starts the motion, and the
+    native hardware thread drives it (``_native.FrankaDevice``, 1 kHz, no GIL).
+
+    The constructor connects (``pylibfranka.Robot(ip, RealtimeConfig)``), sets the collision behaviour,
+    with ``use_estimated_wrench`` puts the stiffness frame K at the flange (``Robot.set_K``, so that the
+    robot's wrench estimate is a reading in ``<robot>_ft_sensor``), and starts joint position control
+    (``ControllerMode.JointImpedance``; ``control="velocity"``: joint velocity control). Hand it to a
+    ``Controller``; ``Controller.stop()`` ends the motion (``finish_motion()``).
+
+    After a device error (a reflex: ``last_error`` holds libfranka's message, the goals ended with it),
+    drop the Controller, call ``automatic_error_recovery()`` and build a new Controller on this arm.
+
+    Args:
+        ip: host name or IPv4 address of the control unit (FCI).
+        robot: "fr3" (libfranka 0.21 speaks the FR3's protocol only).
+        realtime_config: "ignore" (any kernel) or "enforce" (libfranka refuses to run without a
+            PREEMPT_RT kernel).
+        collision_behavior: (lower torque [7], upper torque [7], lower force [6], upper force [6])
+            thresholds [N·m, N]; None = DEFAULT_COLLISION_BEHAVIOR.
+        use_estimated_wrench: report the robot's model-based external wrench estimate as the F/T
+            sensor (``ft_sensor_name``); False = no sensor (no admittance).
+        control: "position" (JointPositions) or "velocity" (JointVelocities).
+        urdf_xml: the controller's robot description; None = the configuration's (robot_description,
+            urdf_path, or the built-in robot without a tool).
+    """
+
+    clock = "realtime"
+    lockstep = False
+
+    def __init__(
+        self,
+        ip: str,
+        *,
+        robot: str = "fr3",
+        realtime_config: str = "ignore",
+        collision_behavior: Sequence[Sequence[float]] | None = None,
+        use_estimated_wrench: bool = True,
+        control: str = "position",
+        urdf_xml: str | None = None,
+    ) -> None:
+        spec = robots.robot_spec(robot)
+        if spec.name != "fr3":
+            raise ValueError(
+                f"FrankaArm: robot {spec.name!r} is not supported: libfranka 0.21 (pylibfranka) speaks the "
+                "FR3's protocol; a Panda needs libfranka 0.9"
+            )
+        if realtime_config not in _REALTIME_CONFIGS:
+            raise ValueError(f"realtime_config must be one of {_REALTIME_CONFIGS}, got {realtime_config!r}")
+        if control not in _CONTROLS:
+            raise ValueError(f"control must be one of {_CONTROLS}, got {control!r}")
+        thresholds = _collision_behavior(collision_behavior)
+        if not _native.HAVE_LIBFRANKA:
+            raise RuntimeError(
+                "FrankaArm: this build of jtac_py._native has no FrankaDevice (no libfranka headers or "
+                "library when it was built); run scripts/setup.sh"
+            )
+        import pylibfranka  # the real arm only: the simulated one never needs it
+
+        self._plf = pylibfranka
+        self.ip = ip
+        self.robot = spec.name
+        self.joint_names = tuple(robots.joint_names(robot))
+        self.prefix = self.joint_names[0].split("_joint")[0]
+        self.urdf_xml = urdf_xml
+        self.use_estimated_wrench = bool(use_estimated_wrench)
+        self.control = control
+        self._control = None  # pylibfranka's ActiveControl: never touched from Python once the device has it
+        self.device = None
+        self._motion_finished = False
+        realtime = {
+            "ignore": pylibfranka.RealtimeConfig.kIgnore,
+            "enforce": pylibfranka.RealtimeConfig.kEnforce,
+        }
+        self._robot = pylibfranka.Robot(ip, realtime[realtime_config])
+        try:
+            self._robot.set_collision_behavior(*thresholds)
+            if self.use_estimated_wrench:
+                self._put_stiffness_frame_at_flange()
+            self._start_motion()
+        except BaseException:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------------------------ frames
+    @property
+    def sensor_frame(self) -> str:
+        """The frame of the wrench reading: the flange, where FrankaArm puts the stiffness frame K."""
+        return f"{self.prefix}_ft_sensor"
+
+    @property
+    def ee_frame(self) -> str:
+        return f"{self.prefix}_ee"
+
+    @property
+    def tcp_frame(self) -> str:
+        return f"{self.prefix}_tcp"
+
+    @property
+    def ft_sensor_name(self) -> str:
+        """The estimated wrench as the F/T sensor; empty without use_estimated_wrench (no admittance)."""
+        return f"{self.prefix}_estimated_wrench" if self.use_estimated_wrench else ""
+
+    # ------------------------------------------------------------------------------------ state
+    @property
+    def last_error(self) -> str | None:
+        """libfranka's message of the error that stopped the device ('readOnce: ...'), None without."""
+        return None if self.device is None else self.device.last_error
+
+    @property
+    def motion_active(self) -> bool:
+        """True while the started motion can take commands (no error, not finished)."""
+        return self.device is not None and not self.device.has_error and not self._motion_finished
+
+    # ------------------------------------------------------------------------------------ lifecycle
+    def finish_motion(self) -> None:
+        """Ends the motion (a last command with motion_finished at the robot's desired position, zero
+        velocity) while no thread drives the device; nothing after an error or when already finished.
+
+        Controller.stop() calls it right after the hardware thread stopped: the robot aborts a motion that
+        gets no command for 20 ms (communication_constraints_violation).
+        """
+        if not self.motion_active:
+            return
+        status, state = self.device.read_once()
+        if status != _native.DeviceStatus.OK:
+            return
+        self.device.write_once(state["q_d"], np.zeros(7), motion_finished=True)
+        self._motion_finished = True
+
+    def automatic_error_recovery(self) -> None:
+        """Clears the robot's error (Robot.automatic_error_recovery()) and starts a new motion with a new
+        device. The Controller built on the old device must be stopped and dropped first (its device keeps
+        libfranka's control, and with it the robot's single control slot)."""
+        self.finish_motion()  # a motion still running ends cleanly first
+        self._release_motion()
+        self._robot.automatic_error_recovery()
+        try:
+            self._start_motion()
+        except self._plf.InvalidOperationException as error:
+            raise RuntimeError(
+                "FrankaArm.automatic_error_recovery: the previous motion is still held; stop and drop the "
+                "Controller built on the old device (and any other reference to it), then call it again"
+            ) from error
+
+    def close(self) -> None:
+        """Finishes the motion and disconnects (idempotent)."""
+        if getattr(self, "_robot", None) is None:
+            return
+        try:
+            self.finish_motion()
+        finally:
+            self._release_motion()
+            self._robot = None
+
+    def __enter__(self) -> FrankaArm:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"FrankaArm({self.ip!r}, robot={self.robot!r}, control={self.control!r})"
+
+    # ------------------------------------------------------------------------------------ internals
+    def _start_motion(self) -> None:
+        mode = self._plf.ControllerMode.JointImpedance
+        if self.control == "position":
+            self._control = self._robot.start_joint_position_control(mode)
+        else:
+            self._control = self._robot.start_joint_velocity_control(mode)
+        self.device = _native.FrankaDevice(self._control, use_estimated_wrench=self.use_estimated_wrench)
+        self._motion_finished = False
+
+    def _release_motion(self) -> None:
+        # The device keeps the control alive; dropping both lets pylibfranka end (cancel) the motion.
+        self.device = None
+        self._control = None
+
+    def _put_stiffness_frame_at_flange(self) -> None:
+        """EE_T_K = (F_T_EE)⁻¹, so that F_T_K = F_T_EE · EE_T_K = I: the estimate K_F_ext_hat_K is then in
+        the flange's axes about its origin, the `<robot>_ft_sensor` frame of jtac's models. (K also
+        anchors the Cartesian collision thresholds; Desk's end-effector setting stays as it is.)"""
+        state = self._robot.read_once()
+        f_t_ee = np.asarray(state.F_T_EE, dtype=float).reshape(4, 4).T  # column-major in libfranka
+        ee_t_k = np.asarray(state.EE_T_K, dtype=float).reshape(4, 4).T
+        if np.allclose(f_t_ee @ ee_t_k, np.eye(4), atol=1e-9):
+            return
+        rotation = f_t_ee[:3, :3]
+        if not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-6):
+            raise RuntimeError(f"FrankaArm: the robot reports F_T_EE that is not a rigid transform: {f_t_ee}")
+        self._robot.set_K(np.linalg.inv(f_t_ee).T.reshape(-1).tolist())
+
+
+def _collision_behavior(value: Sequence[Sequence[float]] | None) -> tuple[list[float], ...]:
+    """The four threshold lists of Robot.set_collision_behavior, checked (7, 7, 6, 6 finite values > 0)."""
+    value = DEFAULT_COLLISION_BEHAVIOR if value is None else value
+    sizes = (7, 7, 6, 6)
+    names = ("lower torque", "upper torque", "lower force", "upper force")
+    if len(value) != 4:
+        raise ValueError(
+            "collision_behavior must be (lower torque[7], upper torque[7], lower force[6], upper force[6])"
+        )
+    out = []
+    for thresholds, size, name in zip(value, sizes, names, strict=True):
+        a = np.asarray(thresholds, dtype=float)
+        if a.shape != (size,) or not np.all(np.isfinite(a)) or np.any(a <= 0.0):
+            raise ValueError(
+                f"collision_behavior: {name} thresholds must be {size} finite values > 0, got {thresholds!r}"
+            )
+        out.append(a.tolist())
+    return tuple(out)

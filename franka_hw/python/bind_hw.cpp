@@ -1,7 +1,8 @@
-// pybind11 bindings of franka_hw: the simulated arm (MujocoDevice), the asynchronous interface and
-// the controller thread (ControlLoop). Conversion only: no algorithm here.
+// pybind11 bindings of franka_hw: the device contract (Device, the base of MujocoDevice and, in
+// bind_franka.cpp, FrankaDevice), the simulated arm (MujocoDevice), the asynchronous interface (over
+// any Device) and the controller thread (ControlLoop). Conversion only: no algorithm here.
 //
-// The GIL: every call that may block or run for a while releases it — MujocoDevice.read_once()
+// The GIL: every call that may block or run for a while releases it — Device.read_once()
 // (waits for the next tick in real time), ControlLoop.step(n), start()/stop() (thread start/join)
 // — so a Python thread waiting on the robot never holds the other Python threads, and the native
 // threads themselves never touch Python. The Python objects keep what they hold alive: an
@@ -206,8 +207,37 @@ void bind_hw(py::module_& m) {
       .value("MOTION_FINISHED", DeviceStatus::kMotionFinished)
       .value("DEVICE_ERROR", DeviceStatus::kDeviceError);
 
-  py::class_<MujocoDevice>(m, "MujocoDevice",
-                           "The simulated Franka arm (MuJoCo) behind libfranka's packet semantics")
+  // The device contract: any device (MujocoDevice, FrankaDevice) can be driven packet by packet from
+  // Python and handed to an AsyncInterface.
+  py::class_<jtac::hw::Device>(m, "Device", "A robot arm with libfranka's packet semantics (device.hpp)")
+      .def(
+          "read_once",
+          [](jtac::hw::Device& d) {
+            jtac::hw::DeviceState state;
+            DeviceStatus status;
+            {
+              py::gil_scoped_release release;
+              status = d.read_once(state);
+            }
+            return py::make_tuple(status, device_state_dict(state));
+          },
+          "(status, state dict) of the next tick; waits for it in real time (GIL released)")
+      .def(
+          "write_once",
+          [](jtac::hw::Device& d, const InputArray& q_d, const InputArray& dq_d, bool motion_finished) {
+            jtac::hw::DeviceCommand command;
+            command.q_d_rad = fixed<7>(q_d, "q_d_rad");
+            command.dq_d_rad_s = fixed<7>(dq_d, "dq_d_rad_s");
+            command.motion_finished = motion_finished;
+            py::gil_scoped_release release;
+            return d.write_once(command);
+          },
+          py::arg("q_d_rad"), py::arg("dq_d_rad_s"), py::arg("motion_finished") = false,
+          "Hands over the command for the coming tick")
+      .def_property_readonly("period_s", &jtac::hw::Device::period_s);
+
+  py::class_<MujocoDevice, jtac::hw::Device>(
+      m, "MujocoDevice", "The simulated Franka arm (MuJoCo) behind libfranka's packet semantics")
       .def(
           py::init([](const std::string& mjcf_xml, const std::string& name_prefix,
                       const std::optional<InputArray>& q_init_rad, const std::optional<InputArray>& stiffness,
@@ -241,31 +271,6 @@ void bind_hw(py::module_& m) {
       .def(
           "reset", [](MujocoDevice& d, const InputArray& q) { d.reset(fixed<7>(q, "q_rad")); },
           py::arg("q_rad"), "Back to tick 0 at rest at q_rad")
-      .def(
-          "read_once",
-          [](MujocoDevice& d) {
-            jtac::hw::DeviceState state;
-            DeviceStatus status;
-            {
-              py::gil_scoped_release release;
-              status = d.read_once(state);
-            }
-            return py::make_tuple(status, device_state_dict(state));
-          },
-          "(status, state dict) of the next tick; waits for it in real time (GIL released)")
-      .def(
-          "write_once",
-          [](MujocoDevice& d, const InputArray& q_d, const InputArray& dq_d, bool motion_finished) {
-            jtac::hw::DeviceCommand command;
-            command.q_d_rad = fixed<7>(q_d, "q_d_rad");
-            command.dq_d_rad_s = fixed<7>(dq_d, "dq_d_rad_s");
-            command.motion_finished = motion_finished;
-            py::gil_scoped_release release;
-            return d.write_once(command);
-          },
-          py::arg("q_d_rad"), py::arg("dq_d_rad_s"), py::arg("motion_finished") = false,
-          "Hands over the command for the coming tick")
-      .def_property_readonly("period_s", &MujocoDevice::period_s)
       .def_property_readonly("clock",
                              [](const MujocoDevice& d) {
                                return d.clock() == jtac::hw::ClockMode::kLockstep ? "lockstep" : "realtime";
@@ -303,7 +308,7 @@ void bind_hw(py::module_& m) {
 
   py::class_<AsyncInterface>(m, "AsyncInterface",
                              "The hardware real-time thread: rate matching, limiter, one packet per tick")
-      .def(py::init([](MujocoDevice& device, double limit_margin, int fifo_priority, int cpu,
+      .def(py::init([](jtac::hw::Device& device, double limit_margin, int fifo_priority, int cpu,
                        const std::optional<InputArray>& dq_max, const std::optional<InputArray>& ddq_max,
                        const std::optional<InputArray>& dddq_max) {
              jtac::hw::AsyncInterfaceConfig config;

@@ -14,6 +14,9 @@ namespace py = pybind11;
 void bind_trajectory(py::module_& m);  // bind_trajectory.cpp
 void bind_jtac(py::module_& m);        // bind_jtac.cpp
 void bind_hw(py::module_& m);          // franka_hw/python/bind_hw.cpp
+#ifdef JTAC_HAVE_LIBFRANKA
+void bind_franka(py::module_& m);  // franka_hw/python/bind_franka.cpp
+#endif
 
 namespace {
 
@@ -84,4 +87,13 @@ PYBIND11_MODULE(_native, m) {
   bind_trajectory(m);
   bind_jtac(m);
   bind_hw(m);
+#ifdef JTAC_HAVE_LIBFRANKA
+  bind_franka(m);
+  m.attr("HAVE_LIBFRANKA") = true;
+  m.attr("LIBFRANKA_VERSION") = JTAC_LIBFRANKA_VERSION;
+#else
+  // Built without libfranka (cmake/JtacLibfranka.cmake said why): no FrankaDevice.
+  m.attr("HAVE_LIBFRANKA") = false;
+  m.attr("LIBFRANKA_VERSION") = py::none();
+#endif
 }

@@ -1,0 +1,96 @@
+// pybind11 binding of the libfranka device (compiled only when JTAC_HAVE_LIBFRANKA): _native.FrankaDevice
+// over the ActiveControl object that pylibfranka's Robot.start_joint_position_control() (or
+// start_joint_velocity_control()) returns. Conversion only: no algorithm here.
+//
+// The franka::ActiveControlBase* comes from pylibfranka's Python object through the pybind11 cpp conduit
+// (pylibfranka is built with pybind11 3.0; both sides agree on the platform ABI id and compare the
+// std::type_info by name). The device keeps that Python object alive (keep_alive), and with it the
+// control; read_once/write_once come from the Device base (bind_hw.cpp) and release the GIL. Nothing
+// may call the control's readOnce/writeOnce from Python while the device is in use.
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <typeinfo>
+
+#include "franka_hw/device.hpp"
+#include "franka_hw/franka_device.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+/// The ActiveControlBase inside a pylibfranka object; TypeError for anything else.
+franka::ActiveControlBase& active_control_of(const py::object& active_control) {
+  // pybind11-internal (pinned pybind11 3.1): the same lookup pybind11 uses for foreign objects.
+  void* raw = py::detail::try_raw_pointer_ephemeral_from_cpp_conduit(active_control,
+                                                                     &typeid(franka::ActiveControlBase));
+  if (raw == nullptr) {
+    throw py::type_error(
+        "FrankaDevice: active_control must be the pylibfranka object that "
+        "Robot.start_joint_position_control() "
+        "or Robot.start_joint_velocity_control() returned, got " +
+        std::string(py::str(py::type::of(active_control).attr("__qualname__"))));
+  }
+  return *static_cast<franka::ActiveControlBase*>(raw);
+}
+
+/// pylibfranka's libfranka must be the one FrankaDevice was compiled against (RobotState's layout).
+void check_pylibfranka_version() {
+  const std::string version = py::str(py::module_::import("pylibfranka").attr("__version__"));
+  if (version != JTAC_LIBFRANKA_VERSION) {
+    throw std::runtime_error("FrankaDevice was built against libfranka " JTAC_LIBFRANKA_VERSION
+                             ", but pylibfranka is " +
+                             version + ": install pylibfranka==" JTAC_LIBFRANKA_VERSION " or rebuild jtac");
+  }
+}
+
+}  // namespace
+
+/// Registers FrankaDevice in `m` (after bind_hw, which registers its base Device).
+void bind_franka(py::module_& m) {
+  using jtac::hw::FrankaControlMode;
+  using jtac::hw::FrankaDevice;
+
+  py::class_<FrankaDevice, jtac::hw::Device>(
+      m, "FrankaDevice",
+      "A Franka arm through libfranka's ActiveControl (joint position or velocity control), 1 kHz")
+      .def(py::init([](const py::object& active_control, bool use_estimated_wrench) {
+             franka::ActiveControlBase& control = active_control_of(active_control);
+             check_pylibfranka_version();
+             const auto mode = jtac::hw::franka_control_mode(control);
+             if (!mode) {
+               throw py::value_error(
+                   "FrankaDevice: the control was not started for joint positions or joint velocities "
+                   "(torque and Cartesian control are not supported)");
+             }
+             return std::make_unique<FrankaDevice>(
+                 control,
+                 jtac::hw::FrankaDeviceConfig{.mode = *mode, .use_estimated_wrench = use_estimated_wrench});
+           }),
+           py::arg("active_control"), py::kw_only(), py::arg("use_estimated_wrench") = false,
+           py::keep_alive<1, 2>(),
+           "active_control: what pylibfranka's Robot.start_joint_position_control() (or "
+           "start_joint_velocity_control()) returned; kept alive by the device. use_estimated_wrench: report "
+           "the robot's estimate -K_F_ext_hat_K as the F/T reading (stiffness frame K, our sign)")
+      .def_property_readonly("has_error", &FrankaDevice::has_error)
+      .def_property_readonly(
+          "last_error",
+          [](const FrankaDevice& d) -> py::object {
+            if (!d.has_error()) {
+              return py::none();
+            }
+            return py::str(std::string(d.last_error()));
+          },
+          "The first error libfranka raised in read_once/write_once ('readOnce: <message>'), None without")
+      .def_property_readonly(
+          "control",
+          [](const FrankaDevice& d) {
+            return d.mode() == FrankaControlMode::kJointPosition ? "position" : "velocity";
+          },
+          "'position' (JointPositions) or 'velocity' (JointVelocities)")
+      .def_property_readonly("use_estimated_wrench", &FrankaDevice::use_estimated_wrench)
+      .def_property_readonly("command_success_rate", &FrankaDevice::command_success_rate,
+                             "The robot's control_command_success_rate of the last state [0, 1]");
+}
