@@ -50,6 +50,7 @@ __all__ = [
     "GoalHandle",
     "GoalResult",
     "Recording",
+    "Stream",
     "TareResult",
     "Trajectory",
 ]
@@ -335,6 +336,63 @@ class ControllerState:
     timing: dict[str, Any] = field(repr=False)
 
 
+class Stream:
+    """A streamed joint target in force (Controller.stream()); a context manager.
+
+    send() hands over the newest target; the controller thread reconstructs a smooth command from the
+    stream at its own rate (delayed by one measured interval, moving at the velocity measured between
+    targets) and the hardware thread limits it, so a 10–125 Hz source reaches the robot as a ramp.
+    When targets stop for four intervals the command holds where it is. close() (or the end of the
+    ``with`` block) returns the loop to trajectory execution.
+    """
+
+    def __init__(self, controller: Controller, law: Any) -> None:
+        self._controller = controller
+        self._law = law
+        self._names = controller.joint_names
+        self.active = True
+
+    def send(self, q_rad: Sequence[float], dq_rad_s: Sequence[float] | None = None) -> None:
+        """The newest target [rad] (and its velocity [rad/s], optional), in the controller's joint
+        order. ValueError for a wrong shape or a non-finite value (nothing reaches the robot)."""
+        if not self.active:
+            raise RuntimeError("this stream is closed")
+        q = np.asarray(q_rad, dtype=float)
+        dq = None if dq_rad_s is None else np.asarray(dq_rad_s, dtype=float)
+        for name, value in (("q_rad", q), ("dq_rad_s", dq)):
+            if value is None:
+                continue
+            if value.shape != (len(self._names),):
+                n = len(self._names)
+                raise ValueError(f"stream {name} must have {n} values, got shape {value.shape}")
+            bad = np.flatnonzero(~np.isfinite(value))
+            if bad.size:
+                j = int(bad[0])
+                raise ValueError(f"stream {name}: joint '{self._names[j]}' is {value[j]}")
+        stamp = self._controller._sim_time() if self._controller.lockstep else time.monotonic()
+        self._law.set_target(q, dq, stamp)
+
+    @property
+    def targets_taken(self) -> int:
+        return self._law.targets_taken
+
+    @property
+    def holding(self) -> bool:
+        """True while no target is in force (none yet, or the stream timed out)."""
+        return self._law.holding
+
+    def close(self) -> None:
+        if self.active:
+            self.active = False
+            self._controller._end_stream(self)
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 class Recording:
     """Rows of every controller cycle between start and stop (a context manager).
 
@@ -452,6 +510,7 @@ class Controller:
         self._goals: dict[int, GoalHandle] = {}
         self._tares: dict[int, concurrent.futures.Future[TareResult]] = {}
         self._recordings: list[Recording] = []
+        self._stream: Stream | None = None
         self._started = False
         self._pump_stop = threading.Event()
         self._pump_thread: threading.Thread | None = None
@@ -525,6 +584,8 @@ class Controller:
         self._pump()
         for recording in list(self._recordings):
             recording.stop()
+        if self._stream is not None:
+            self._stream.close()  # the next start() runs trajectory execution again
         self._started = False
 
     def __enter__(self) -> Controller:
@@ -607,6 +668,26 @@ class Controller:
             raise
         except TimeoutError:
             raise TimeoutError(f"goal {handle.goal_id} not finished after {timeout} s") from None
+
+    def stream(self) -> Stream:
+        """Switches the loop from trajectory execution to following a streamed target (teleoperation,
+        a policy): returns a Stream whose send() hands over targets. A goal still running ends
+        ABORTED (INVALID_STATE) at the switch; the arm holds where it is until the first target.
+        Goals are refused (INVALID_STATE) while the stream is open."""
+        self._require_started()
+        with self._lock:
+            if self._stream is not None:
+                raise RuntimeError("a stream is already open: close it first")
+            law = _native.StreamLaw(1.0 / self.update_rate_hz)
+            self._loop.use_law(law)
+            self._stream = Stream(self, law)
+            return self._stream
+
+    def _end_stream(self, stream: Stream) -> None:
+        with self._lock:
+            if self._stream is stream:
+                self._loop.use_law(None)
+                self._stream = None
 
     def cancel(self) -> None:
         """Cancels every goal not finished yet (each stops in minimum time; results follow)."""
@@ -786,6 +867,11 @@ class Controller:
         self._require_started()
         if isinstance(goal, Mapping):
             goal = _native.JtacGoal(**goal)
+        if self._stream is not None:
+            handle = GoalHandle(self, 0)
+            message = "a stream is open (Controller.stream()): close it before sending goals"
+            handle._resolve(GoalResult(ResultCode.INVALID_STATE, message, 0))
+            return handle
         # Holding the lock from submission to registration: the pump must not see this goal's events
         # (a goal can end within a cycle: stitched away, or aborted at once) before its handle exists.
         with self._lock:

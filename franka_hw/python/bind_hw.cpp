@@ -25,6 +25,7 @@
 #include "franka_hw/control_loop.hpp"
 #include "franka_hw/device.hpp"
 #include "franka_hw/mujoco_device.hpp"
+#include "franka_hw/stream_law.hpp"
 
 #include "../../jtac_core/python/bind_common.hpp"
 
@@ -363,6 +364,22 @@ void bind_hw(py::module_& m) {
           "dEXT (read-to-write) over the last 1024 packets [s]")
       .def("reset_peaks", &AsyncInterface::reset_peaks);
 
+  py::class_<jtac::hw::StreamLaw>(m, "StreamLaw",
+                                  "A control law following a streamed joint target (ControlLoop.use_law)")
+      .def(py::init<double>(), py::arg("controller_period_s") = 0.001)
+      .def(
+          "set_target",
+          [](jtac::hw::StreamLaw& law, const InputArray& q, const std::optional<InputArray>& dq,
+             double stamp_s) {
+            return law.set_target(fixed<7>(q, "q_rad"), dq ? fixed<7>(*dq, "dq_rad_s") : JointArray{},
+                                  stamp_s);
+          },
+          py::arg("q_rad"), py::arg("dq_rad_s") = py::none(), py::arg("stamp_s") = 0.0,
+          "Hands over the newest target; False (refused) for a non-finite value. Never waits")
+      .def_property_readonly("targets_taken", &jtac::hw::StreamLaw::targets_taken)
+      .def_property_readonly("targets_refused", &jtac::hw::StreamLaw::targets_refused)
+      .def_property_readonly("holding", &jtac::hw::StreamLaw::holding);
+
   py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")
       .def(py::init([](AsyncInterface& interface, jtac_python::Controller& controller, int update_rate_hz,
                        int fifo_priority, int cpu) {
@@ -401,6 +418,10 @@ void bind_hw(py::module_& m) {
           "Lockstep: `packets` device packets (and the controller cycles due); stops at the first "
           "status that is not OK and returns it")
       .def_property_readonly("packets", &ControlLoop::packets)
+      .def(
+          "use_law", [](ControlLoop& l, jtac::hw::StreamLaw* law) { l.use_law(law); },
+          py::arg("law").none(true), py::keep_alive<1, 2>(),
+          "Switches the control law at the next cycle (None: back to the JTAC controller)")
       .def(
           "snapshot",
           [](ControlLoop& l) -> py::object {

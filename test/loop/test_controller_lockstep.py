@@ -343,3 +343,46 @@ def test_the_panda_runs_with_its_own_names_and_limits():
     q0 = c.state.q
     assert c.follow(Trajectory.quintic(q0, q0 + 0.3 * DELTA, 1.5), timeout=5.0).ok
     c.stop()
+
+
+# ============================================================================ streaming
+
+
+def test_a_125_hz_stream_is_followed_smoothly_and_goals_resume_after_it(rig):
+    _, c = rig
+    q0 = c.state.q_cmd
+    running = c.follow(Trajectory.quintic(q0, q0 + 0.3 * DELTA, 2.0), wait=False)
+    c.step(300)
+    spec = robots.robot_spec("fr3")
+    acc_max = np.array(spec.ddq_max_rad_s2) * LIMIT_MARGIN
+    w = 2.0  # [rad/s]
+    with c.stream() as stream:
+        c.step(2)
+        # Switching ends the goal that was running at once, as a deactivation does (INVALID_STATE).
+        assert running.result(timeout=0.1).code == RC.INVALID_STATE
+        assert c.follow(Trajectory.quintic(q0, q0, 1.0)).code == RC.INVALID_STATE  # refused meanwhile
+        start = c.state.q_cmd
+        lag, steps, dq_prev = [], [], None
+        for k in range(3000):
+            t = k * 0.001
+            if k % 8 == 0:  # 125 Hz, a joint-4 swing of 0.2 rad peak
+                target = start.copy()
+                target[3] += 0.1 * (1 - math.cos(w * t))
+                stream.send(target)
+            c.step(1)
+            _, dq = c.device_command()
+            if dq_prev is not None:
+                steps.append(np.abs(dq - dq_prev))
+            dq_prev = dq
+            if k > 300:
+                lag.append(abs(c.state.q[3] - (start[3] + 0.1 * (1 - math.cos(w * t)))))
+        assert stream.targets_taken >= 370
+        # One 8 ms interval of delay at ≤ 0.2 rad/s plus the robot's own lag.
+        assert max(lag) < 0.006
+        assert np.all(np.array(steps) <= acc_max * 0.001 + 1e-12)
+        with pytest.raises(ValueError, match="fr3_joint2"):
+            stream.send(np.where(np.arange(7) == 1, math.nan, start))
+    c.step(100)
+    # Stopped targets: the arm holds; then trajectory execution is back.
+    q = c.state.q_cmd
+    assert c.follow(Trajectory.quintic(q, q0, 1.0), timeout=5.0).ok
