@@ -148,10 +148,11 @@ class JtacNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state: State) -> TransitionCallbackReturn:
-        assert self._controller is not None
         try:
+            if self._controller is None:  # a real arm's motion ended at the last deactivation
+                self._controller = self._make_controller()
             self._controller.start()
-        except RuntimeError as error:
+        except (RuntimeError, ValueError) as error:
             self.get_logger().error(f"activate failed: {error}")
             return TransitionCallbackReturn.FAILURE
         self._active = True
@@ -162,6 +163,12 @@ class JtacNode(LifecycleNode):
         if self._controller is not None:
             # The core resolves the pending goal at once (ABORTED, INVALID_STATE) and commands nothing more.
             self._controller.stop()
+            if self._values["hardware"] == "franka":
+                # A real arm's motion ends with the loop; the next activation starts a new one.
+                close = getattr(self._controller.hardware, "close", None)
+                if close is not None:
+                    close()
+                self._controller = None
         return super().on_deactivate(state)
 
     def on_cleanup(self, state: State) -> TransitionCallbackReturn:
@@ -198,12 +205,13 @@ class JtacNode(LifecycleNode):
 
     def _make_controller(self) -> Controller:
         values = self._values
-        if values["hardware"] != "sim":
-            raise ValueError(
-                f"hardware '{values['hardware']}': the libfranka backend is not in this build yet; "
-                "use hardware: sim"
-            )
-        arm = SimulatedArm(values["robot"], clock="realtime")
+        if values["hardware"] == "franka":
+            from jtac_py.hardware import FrankaArm
+
+            # Connects to the control unit at robot_ip and starts joint position control.
+            arm = FrankaArm(values["robot_ip"], robot=values["robot"])
+        else:
+            arm = SimulatedArm(values["robot"], clock="realtime")
         # Only what differs from the schema's defaults counts as set: the simulated arm then supplies
         # its F/T sensor (admittance on) unless ft_sensor_name was given.
         defaults = self._schema.defaults(values)
