@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup demo test test-cpp test-py lint format sanitize bench clean
+.PHONY: setup setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench clean
 
 setup:
 	@scripts/setup.sh
@@ -18,7 +18,7 @@ demo: setup
 	$(PY) examples/02_simulated_arm_with_admittance.py
 
 # Everything CI runs: lint, C++ tests (incl. malloc_tests), then pytest layer by layer.
-test: setup lint test-cpp test-py
+test: setup lint test-cpp test-py test-franka
 
 test-cpp:
 	ctest --test-dir $(BUILD) --output-on-failure
@@ -29,6 +29,14 @@ test-py:
 	$(PYTEST) test/loop
 	$(PYTEST) test/ros
 	$(PYTEST) test/examples
+
+# franka-sim (the robot's network protocol, limits enforced) in its own venv .venv-sim, on loopback:
+# the libfranka device end to end (test/franka/README.md).
+setup-franka-sim:
+	@scripts/setup_franka_sim.sh
+
+test-franka: setup-franka-sim
+	$(PYTEST) test/franka
 
 lint:
 	$(VENV)/bin/ruff check .
@@ -60,4 +68,4 @@ bench: setup
 	$(PY) bench/bench_python_stall.py
 
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) .venv-sim

@@ -1,0 +1,300 @@
+"""Fixtures that run franka-sim (the libfranka wire protocol over MuJoCo) on a loopback address.
+
+franka-sim lives in its own venv, `.venv-sim` (scripts/setup_franka_sim.sh); these tests run in .venv and
+talk to it over TCP 1337 + UDP like to a real FR3, through pylibfranka.
+
+- `franka_sim_pool` (session): starts one server per enforcement setting on first use, each on a
+  loopback address of this pytest session's own (127.<10+k>.<pid-derived>.<pid-derived>; libfranka's
+  port is fixed at 1337, so parallel sessions need different addresses), and stops them at the end.
+- `franka_sim`: the server for the requesting test, enforcement ON (communication constraints and
+  motion limits: the server aborts a motion the way the robot's controller does). A test can switch
+  either off with `@pytest.mark.franka_sim(enforce_comm_constraints=False, enforce_motion_limits=False)`.
+  Has `.ip`, `.port`, `.log_path`, `.startup_s`, `.enforce_comm_constraints`, `.enforce_motion_limits`.
+- `franka_robot`: a `pylibfranka.Robot(ip, RealtimeConfig.kIgnore)` connected to `franka_sim`,
+  recovered from any reflex (`automatic_error_recovery`) before and after the test.
+
+A failing test that used the server gets the tail of the server's log in its report; the whole log
+stays in pytest's tmp directory (`franka_sim.log_path`).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import ipaddress
+import itertools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_SIM = Path(os.environ.get("JTAC_VENV_SIM", ROOT / ".venv-sim"))
+SIM_PYTHON = VENV_SIM / "bin" / "python"
+SIM_SERVER = Path(__file__).resolve().parent / "sim_server.py"
+MODEL = Path(__file__).resolve().parent / "fr3_nomesh.xml"
+FCI_PORT = 1337  # libfranka connects to this port, always
+READY_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+# pylibfranka holds the GIL and libfranka waits without a timeout when the server is busy with another
+# client: a connect that hangs this long dumps every thread's stack and ends pytest, instead of hanging
+# CI. Normal connects take a few ms.
+CONNECT_WATCHDOG_S = 60.0
+LOG_TAIL_LINES = 60
+MARKER = "franka_sim"
+_LOG_NUMBERS = itertools.count(1)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(enforce_comm_constraints=True, enforce_motion_limits=True): talks to franka-sim "
+        "(scripts/setup_franka_sim.sh); the keyword arguments switch the server's enforcement for the test",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The server process
+
+
+def _established_to(ip: str, port: int) -> int:
+    """TCP connections to ip:port in state ESTABLISHED, from /proc/net/tcp (the kernel's word)."""
+    want = f"{int(ipaddress.IPv4Address(ip)).to_bytes(4, 'big')[::-1].hex().upper()}:{port:04X}"
+    count = 0
+    with open("/proc/net/tcp") as table:
+        next(table)
+        for line in table:
+            fields = line.split()
+            # local_address, rem_address, st (01 = ESTABLISHED); the server's side of the connection
+            # has the listening address as its local address.
+            if fields[1] == want and fields[3] == "01":
+                count += 1
+    return count
+
+
+def _port_free(ip: str, port: int) -> bool:
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind((ip, port))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _candidate_ips(slot: int):
+    """Loopback addresses for server `slot` of this pytest process: 127.<10+slot>.<hi>.<lo> from the pid.
+
+    Never 127.0.0.1 (a developer's own franka-sim or robot stand-in listens there); the next addresses
+    are fallbacks for a pid-derived address that another process already uses.
+    """
+    pid = os.getpid()
+    for attempt in range(8):
+        n = pid + attempt * 7919
+        yield f"127.{10 + slot + 16 * attempt}.{(n // 254) % 256}.{n % 254 + 1}"
+
+
+@dataclass
+class FrankaSim:
+    """One running franka-sim server."""
+
+    ip: str
+    port: int
+    enforce_comm_constraints: bool
+    enforce_motion_limits: bool
+    log_path: Path
+    process: subprocess.Popen = field(repr=False)
+    startup_s: float = 0.0
+    restarts: int = 0
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError as exc:
+            return f"(no log: {exc})"
+        return "\n".join(text.splitlines()[-lines:])
+
+    def clients(self) -> int:
+        """How many TCP clients are connected to the server right now."""
+        return _established_to(self.ip, self.port)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _start_server(log_dir: Path, slot: int, comm: bool, motion: bool) -> FrankaSim:
+    flags = [] if comm else ["--no-enforce-comm-constraints"]
+    flags += [] if motion else ["--no-enforce-motion-limits"]
+    env = dict(os.environ, FR3_MJCF=str(MODEL), PYTHONUNBUFFERED="1")
+    # The launcher takes enforcement from its flags; franka-sim's own switches must not override them.
+    for name in ("FRANKA_SIM_ENFORCE_COMM_CONSTRAINTS", "FRANKA_SIM_ENFORCE_MOTION_LIMITS", "PYTHONPATH"):
+        env.pop(name, None)
+    failures = []
+    for ip in _candidate_ips(slot):
+        if not _port_free(ip, FCI_PORT):
+            failures.append(f"{ip}:{FCI_PORT} in use")
+            continue
+        log_path = log_dir / f"franka_sim_{next(_LOG_NUMBERS)}_{ip}.log"
+        cmd = [str(SIM_PYTHON), str(SIM_SERVER), "--host", ip, "--parent-pid", str(os.getpid()), *flags]
+        t0 = time.monotonic()
+        with open(log_path, "wb") as log:
+            # Own session: a Ctrl-C aimed at pytest reaches the server only through the fixture's
+            # SIGTERM; --parent-pid makes it exit with pytest even if pytest is killed.
+            process = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                start_new_session=True,
+            )  # fmt: skip
+        sim = FrankaSim(ip, FCI_PORT, comm, motion, log_path, process)
+        while True:
+            text = log_path.read_text(errors="replace")
+            if any(line.startswith("READY ") for line in text.splitlines()):
+                sim.startup_s = time.monotonic() - t0
+                return sim
+            if process.poll() is not None:
+                if "already in use" in text:  # lost a race for the address: take the next one
+                    failures.append(f"{ip}:{FCI_PORT} taken while starting")
+                    break
+                pytest.fail(
+                    f"franka-sim on {ip} exited with {process.returncode} before READY; "
+                    f"log {log_path}:\n{sim.log_tail()}",
+                    pytrace=False,
+                )
+            if time.monotonic() - t0 > READY_TIMEOUT_S:
+                sim.stop()
+                pytest.fail(
+                    f"franka-sim on {ip} not READY within {READY_TIMEOUT_S:.0f} s; "
+                    f"log {log_path}:\n{sim.log_tail()}",
+                    pytrace=False,
+                )
+            time.sleep(0.02)
+    pytest.fail(f"no free loopback address for franka-sim: {'; '.join(failures)}", pytrace=False)
+
+
+class FrankaSimPool:
+    """The session's servers, one per (enforce_comm_constraints, enforce_motion_limits)."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = log_dir
+        self.servers: dict[tuple[bool, bool], FrankaSim] = {}
+
+    def get(self, enforce_comm_constraints: bool = True, enforce_motion_limits: bool = True) -> FrankaSim:
+        key = (bool(enforce_comm_constraints), bool(enforce_motion_limits))
+        sim = self.servers.get(key)
+        if sim is None or sim.process.poll() is not None:
+            self.servers[key] = sim = _start_server(self.log_dir, len(self.servers), *key)
+        return sim
+
+    def restart(self, sim: FrankaSim) -> FrankaSim:
+        """Stop `sim` and start a fresh server with its settings on its address."""
+        key = (sim.enforce_comm_constraints, sim.enforce_motion_limits)
+        sim.stop()
+        slot = list(self.servers).index(key)
+        fresh = _start_server(self.log_dir, slot, *key)
+        fresh.restarts = sim.restarts + 1
+        self.servers[key] = fresh
+        return fresh
+
+    def stop_all(self) -> None:
+        for sim in self.servers.values():
+            sim.stop()
+
+
+@pytest.fixture(scope="session")
+def franka_sim_python() -> Path:
+    """The interpreter of franka-sim's venv; skips when scripts/setup_franka_sim.sh has not run."""
+    if not SIM_PYTHON.exists():
+        pytest.skip(f"franka-sim is not installed ({VENV_SIM} is missing): run scripts/setup_franka_sim.sh")
+    return SIM_PYTHON
+
+
+@pytest.fixture(scope="session")
+def franka_sim_pool(tmp_path_factory, franka_sim_python):
+    pool = FrankaSimPool(tmp_path_factory.mktemp("franka_sim"))
+    yield pool
+    pool.stop_all()
+
+
+def _enforcement(request) -> dict[str, bool]:
+    settings = {"enforce_comm_constraints": True, "enforce_motion_limits": True}
+    # Closest marker last, so a test's own marker overrides its module's.
+    for marker in reversed(list(request.node.iter_markers(MARKER))):
+        unknown = set(marker.kwargs) - set(settings)
+        if unknown or marker.args:
+            raise pytest.UsageError(f"@pytest.mark.{MARKER} takes only {sorted(settings)} as keywords")
+        settings.update(marker.kwargs)
+    return settings
+
+
+@pytest.fixture
+def franka_sim(request, franka_sim_pool) -> FrankaSim:
+    """The franka-sim server for this test (a session-lived process; see the module docstring)."""
+    sim = franka_sim_pool.get(**_enforcement(request))
+    # franka-sim serves one client at a time, and libfranka waits for ever (holding the GIL) on a
+    # server that is busy: a client leaked by an earlier test (a Robot kept alive by a traceback) is
+    # ended by restarting the server.
+    if not _wait_no_clients(sim):
+        print(
+            f"franka-sim {sim.ip}: a client from an earlier test is still connected (a Robot or "
+            "ActiveControl object kept alive, e.g. by a traceback): restarting the server",
+            file=sys.stderr,
+        )
+        sim = franka_sim_pool.restart(sim)
+    return sim
+
+
+def _connect(pylibfranka, sim: FrankaSim):
+    faulthandler.dump_traceback_later(CONNECT_WATCHDOG_S, exit=True)
+    try:
+        return pylibfranka.Robot(sim.ip, pylibfranka.RealtimeConfig.kIgnore)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def _wait_no_clients(sim: FrankaSim, timeout_s: float = 2.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while sim.clients():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.fixture
+def franka_robot(franka_sim):
+    """pylibfranka.Robot on `franka_sim`; errors recovered before and after the test."""
+    pylibfranka = pytest.importorskip(
+        "pylibfranka", reason="pylibfranka is not installed in this venv (requirements.txt pins it)"
+    )
+    robot = _connect(pylibfranka, franka_sim)
+    if robot.read_once().robot_mode == pylibfranka.RobotMode.Reflex:
+        robot.automatic_error_recovery()
+    yield robot
+    robot.automatic_error_recovery()
+    mode = robot.read_once().robot_mode
+    assert mode == pylibfranka.RobotMode.Idle, f"robot left in {mode} after automatic_error_recovery"
+    # The connection closes when pytest drops the fixture's value (after this teardown); the next
+    # test's `franka_sim` waits for that, and restarts the server if something still holds it.
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed:
+        pool = getattr(item, "funcargs", {}).get("franka_sim_pool")
+        for sim in pool.servers.values() if pool else ():
+            report.sections.append(
+                (f"franka-sim {sim.ip} log tail ({sim.log_path})", sim.log_tail()),
+            )
+    return report

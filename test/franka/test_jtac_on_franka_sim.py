@@ -1,0 +1,216 @@
+"""jtac end to end on franka-sim with its limits and communication constraints enforced.
+
+The robot side is franka-sim (an independent MuJoCo implementation of the robot's network protocol)
+on a loopback address of this session; jtac's side is the real stack: pylibfranka starts the
+motion, ``_native.FrankaDevice`` and the hardware thread drive it at 1 kHz without the GIL, the
+controller thread runs the JTAC core. Zero reflexes are allowed: every test asserts the arm's
+device never reported an error (a velocity/acceleration/jerk discontinuity or
+communication_constraints_violation would end the goal with libfranka's message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pylibfranka = pytest.importorskip("pylibfranka")
+
+from jtac_py import _native  # noqa: E402
+from jtac_py.controller import Controller, Trajectory  # noqa: E402
+
+pytestmark = [
+    pytest.mark.franka_sim,
+    pytest.mark.skipif(not _native.HAVE_LIBFRANKA, reason="built without libfranka (see the CMake message)"),
+]
+
+DELTA = np.array([0.2, -0.15, 0.15, 0.2, -0.2, 0.15, 0.3])  # [rad]
+
+
+def _arm(sim):
+    from jtac_py.hardware import FrankaArm
+
+    # franka-sim reports zero external wrench estimates: no sensor, a plain trajectory controller.
+    return FrankaArm(sim.ip, use_estimated_wrench=False)
+
+
+def _controller(sim, **overrides):
+    arm = _arm(sim)
+    # The simulated robot's own PD lags a fast move: allow settling.
+    params = {"default_path_tolerance": 0.2, "default_goal_time_tolerance": 1.0, **overrides}
+    return arm, Controller(arm, **params).start()
+
+
+def _no_reflex(arm, controller):
+    assert controller.hardware_error is None, controller.hardware_error
+    assert not arm.device.has_error, arm.device.last_error
+
+
+@pytest.mark.parametrize("rate", [1000, 500, 125])
+def test_a_goal_through_the_python_api_at_every_controller_rate(franka_sim, rate):
+    arm, c = _controller(franka_sim, update_rate=rate)
+    try:
+        q0 = c.state.q_cmd
+        with c.record(["time", "q", "q_ref"]) as rec:
+            result = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), timeout=10.0)
+        assert result.ok, result.message
+        data = rec.data()
+        # Tracking of franka-sim's joint impedance (its own gains), through rate matching.
+        assert np.abs(data["q_ref"] - data["q"]).max() < 0.05
+        np.testing.assert_allclose(c.state.q, q0 + DELTA, atol=0.02)
+        timing = c.timing()
+        assert timing["hardware"]["device_errors"] == 0
+        _no_reflex(arm, c)
+    finally:
+        c.stop()
+        arm.close()
+
+
+def test_cancel_mid_motion_stops_without_a_reflex(franka_sim):
+    arm, c = _controller(franka_sim)
+    try:
+        q0 = c.state.q_cmd
+        handle = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), wait=False)
+        time.sleep(0.9)
+        v_at_cancel = np.abs(c.state.dq_cmd)
+        handle.cancel()
+        result = handle.result(timeout=5.0)
+        assert result.canceled
+        assert result.end_time_s - result.stop_time_s <= float(np.max(v_at_cancel / 5.0)) + 0.05
+        time.sleep(0.2)
+        assert np.abs(c.state.dq).max() < 0.02
+        _no_reflex(arm, c)
+    finally:
+        c.stop()
+        arm.close()
+
+
+def test_a_125_hz_stream_for_10_s_is_rate_matched_without_a_reflex(franka_sim):
+    arm, c = _controller(franka_sim)
+    try:
+        start = c.state.q_cmd
+        lag = []
+        with c.stream() as stream:
+            t0 = time.monotonic()
+            next_send = t0
+            while (t := time.monotonic() - t0) < 10.0:
+                target = start.copy()
+                target[[0, 3, 5]] += 0.15 * (1 - np.cos(np.array([1.0, 1.3, 1.7]) * t))
+                stream.send(target)
+                if t > 1.0:
+                    lag.append(float(np.abs(c.state.q - target).max()))
+                next_send += 1.0 / 125.0
+                time.sleep(max(0.0, next_send - time.monotonic()))
+            assert stream.targets_taken > 1000
+        assert np.percentile(lag, 50) < 0.03
+        _no_reflex(arm, c)
+    finally:
+        c.stop()
+        arm.close()
+
+
+def _hold_gil(seconds: float) -> None:
+    """Holds the GIL for about `seconds` in one C call (sorting a large list of ints)."""
+    n = int(3e6 * seconds / 0.3)
+    sorted(range(n, 0, -1))
+
+
+def test_python_blocking_300_ms_and_a_gil_hog_during_a_motion(franka_sim):
+    arm, c = _controller(franka_sim)
+    try:
+        q0 = c.state.q_cmd
+
+        async def blocked_event_loop():
+            task = asyncio.ensure_future(
+                c.follow_async(Trajectory.quintic(q0, q0 + DELTA, 2.0), timeout=15.0)
+            )
+            await asyncio.sleep(0.5)
+            time.sleep(0.3)  # blocks the event loop
+            return await task
+
+        first = asyncio.run(blocked_event_loop())
+        assert first.ok, first.message
+        handle = c.follow(Trajectory.quintic(c.state.q_cmd, q0, 2.0), wait=False)
+        time.sleep(0.5)
+        hog = threading.Thread(target=_hold_gil, args=(0.3,))
+        t0 = time.monotonic()
+        hog.start()
+        hog.join()
+        held = time.monotonic() - t0
+        second = handle.result(timeout=15.0)
+        assert second.ok, second.message
+        assert held > 0.1  # the hog did hold Python up
+        gap_ms = c.timing()["hardware"]["max_write_interval_s"] * 1e3
+        print(
+            f"largest gap between robot commands {gap_ms:.2f} ms (GIL held {held * 1e3:.0f} ms)",
+            file=sys.stderr,
+        )
+        _no_reflex(arm, c)
+    finally:
+        c.stop()
+        arm.close()
+
+
+def test_a_goal_through_the_ros_node_on_franka_sim(franka_sim):
+    rclpy = pytest.importorskip("rclpy")
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.lifecycle import TransitionCallbackReturn
+    from rclpy.parameter import Parameter
+
+    from jtac_ros.node import JtacNode
+
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    node = JtacNode(
+        context=context,
+        parameter_overrides=[
+            Parameter("hardware", value="franka"),
+            Parameter("robot_ip", value=franka_sim.ip),
+            Parameter("default_path_tolerance", value=0.2),
+            Parameter("default_goal_time_tolerance", value=1.0),
+        ],
+    )
+    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        assert node.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        assert node.trigger_activate() == TransitionCallbackReturn.SUCCESS
+        controller = node._controller
+        q0 = controller.state.q_cmd
+        # The node's goal path (conversions + core) without DDS in between: submit as the server does.
+        from jtac.action import FollowJointTrajectoryWithAdmittance
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        from jtac_ros import conversions
+
+        goal = FollowJointTrajectoryWithAdmittance.Goal()
+        goal.trajectory.joint_names = controller.joint_names
+        for k in range(1, 21):
+            s = k / 20
+            p = 10 * s**3 - 15 * s**4 + 6 * s**5
+            goal.trajectory.points.append(
+                JointTrajectoryPoint(
+                    positions=list(q0 + p * DELTA), time_from_start=conversions.s_to_duration(2.0 * s)
+                )
+            )
+        core_goal = conversions.core_goal_from_admittance_goal(
+            goal,
+            ros_now_s=node.get_clock().now().nanoseconds * 1e-9,
+            controller_now_s=controller.controller_time(),
+        )
+        core_goal.pop("notes", None)
+        result = controller.submit(core_goal).result(timeout=15.0)
+        assert result.ok, result.message
+        assert controller.hardware_error is None
+        assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS
+    finally:
+        if node._controller is not None or node._entities:
+            node.trigger_shutdown()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
