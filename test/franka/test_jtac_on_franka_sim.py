@@ -214,3 +214,39 @@ def test_a_goal_through_the_ros_node_on_franka_sim(franka_sim):
         executor.shutdown()
         node.destroy_node()
         rclpy.shutdown(context=context)
+
+
+def test_a_robot_outage_ends_the_goal_with_libfrankas_message_and_a_new_connection_resumes(franka_sim):
+    import signal
+
+    arm, c = _controller(franka_sim)
+    try:
+        q0 = c.state.q_cmd
+        handle = c.follow(Trajectory.quintic(q0, q0 + DELTA, 3.0), wait=False)
+        time.sleep(0.5)
+        # The robot side stops answering for 1.2 s (a dead network or control unit; franka-sim's own
+        # clock stops with it, so only libfranka's 1 s UDP timeout can notice): libfranka raises in
+        # readOnce, the hardware thread stops, the goal ends with libfranka's message.
+        franka_sim.process.send_signal(signal.SIGSTOP)
+        time.sleep(1.2)
+        franka_sim.process.send_signal(signal.SIGCONT)
+        result = handle.result(timeout=10.0)
+        assert not result.ok
+        assert "libfranka" in result.message, result.message
+        assert c.hardware_error is not None and "libfranka" in c.hardware_error
+        # New goals are refused with the same reason until the arm is recovered.
+        refused = c.follow(Trajectory.quintic(c.state.q_cmd, q0, 1.0), timeout=5.0)
+        assert not refused.ok and "libfranka" in refused.message
+    finally:
+        c.stop()
+        arm.close()
+    # The connection did not survive the outage: a new one (the robot's error state is cleared as a
+    # new FrankaArm connects and starts its motion) takes goals again.
+    arm, c = _controller(franka_sim)
+    try:
+        q = c.state.q_cmd
+        assert c.follow(Trajectory.quintic(q, q - 0.5 * DELTA, 1.5), timeout=10.0).ok
+        _no_reflex(arm, c)
+    finally:
+        c.stop()
+        arm.close()
