@@ -18,7 +18,10 @@ Two clocks:
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -153,6 +156,22 @@ _REALTIME_CONFIGS = ("ignore", "enforce")
 _CONTROLS = ("position", "velocity")
 
 
+def _keeping_scheduling(make: Any) -> Any:
+    """Calls make() and puts the calling thread's scheduling back as it was: libfranka's Robot()
+    raises the thread that constructs it to SCHED_FIFO 99 wherever it may (even with kIgnore), and
+    every thread started from it afterwards (jtac's hardware, controller and pump threads, the
+    user's own) would inherit that priority instead of the configured ones."""
+    try:
+        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    except (AttributeError, OSError):  # no POSIX scheduling API here
+        return make()
+    try:
+        return make()
+    finally:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, policy, param)
+
+
 class FrankaArm:
     """A real Franka arm (FR3) through libfranka: pylibfranka connects and starts the motion, and the
     native hardware thread drives it (``_native.FrankaDevice``, 1 kHz, no GIL).
@@ -227,7 +246,7 @@ class FrankaArm:
             "ignore": pylibfranka.RealtimeConfig.kIgnore,
             "enforce": pylibfranka.RealtimeConfig.kEnforce,
         }
-        self._robot = pylibfranka.Robot(ip, realtime[realtime_config])
+        self._robot = _keeping_scheduling(lambda: pylibfranka.Robot(ip, realtime[realtime_config]))
         try:
             self._robot.set_collision_behavior(*thresholds)
             if self.use_estimated_wrench:

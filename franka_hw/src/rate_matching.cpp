@@ -33,6 +33,18 @@ void MotionLimiter::reset(const JointArray& q_rad) noexcept {
   a_.fill(0.0);
 }
 
+void MotionLimiter::reanchor(const JointArray& q_rad, const JointArray& dq_rad_s) noexcept {
+  for (int i = 0; i < kNumJoints; ++i) {
+    if (std::isfinite(q_rad[i])) {
+      q_[i] = q_rad[i];
+    }
+    if (std::isfinite(dq_rad_s[i])) {
+      v_[i] = std::clamp(dq_rad_s[i], -limits_.dq_max_rad_s[i], limits_.dq_max_rad_s[i]);
+    }
+    a_[i] = 0.0;
+  }
+}
+
 double MotionLimiter::acceleration_wish(int i, double v_wish) const noexcept {
   const double dv = v_wish - v_[i];
   const double a_dead_beat = dv / period_s_;

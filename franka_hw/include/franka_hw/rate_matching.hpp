@@ -57,6 +57,11 @@ class MotionLimiter {
   /// The reference at q_rad, at rest. Real-time safe.
   void reset(const JointArray& q_rad) noexcept;
 
+  /// The reference at q_rad moving at dq_rad_s (clipped to ±v_max; a non-finite value keeps the
+  /// current one), with zero acceleration: where the robot says it is after ticks we did not
+  /// command. Real-time safe.
+  void reanchor(const JointArray& q_rad, const JointArray& dq_rad_s) noexcept;
+
   /// One period toward `q_target_rad` (where the reference should be after this step) moving at
   /// `dq_target_rad_s`. Returns true when a limit changed the result (a limiter activation).
   /// Non-finite targets are treated as braking. Real-time safe.
