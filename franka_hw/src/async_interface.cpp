@@ -136,20 +136,14 @@ DeviceStatus AsyncInterface::packet() noexcept {
       return write_status;
     }
     if (delta > 1) {
-      // Ticks went by without our commands: the robot carried its desired motion on by itself (a
-      // Franka extrapolates; the simulated arm holds) and judges our next command against what it
-      // applied, not against our last one. Continue from its echo, at the velocity it moved over the
-      // gap: advancing our own reference instead trips the robot's discontinuity reflexes.
-      JointArray v_echo{};
-      const double gap_s = static_cast<double>(delta) * period_s_;
-      for (std::size_t i = 0; i < v_echo.size(); ++i) {
-        v_echo[i] = (state_.q_d_rad[i] - last_q_d_echo_[i]) / gap_s;
-      }
-      limiter_.reanchor(state_.q_d_rad, v_echo);
+      // Ticks went by without our commands: the robot extrapolated its reference (constant
+      // acceleration) and judges our next command against that. Ours follows it the same way;
+      // advancing it by one period only (one packet) put the next command delta − 1 periods behind
+      // and tripped franka-sim's velocity-discontinuity reflex.
+      limiter_.extrapolate(delta - 1);
     }
   }
   last_tick_ = state_.tick;
-  last_q_d_echo_ = state_.q_d_rad;
 
   // The newest controller sample, if one arrived (never waits).
   if (const CommandSample* sample = command_buffer_.take_new()) {

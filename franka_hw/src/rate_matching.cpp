@@ -33,15 +33,14 @@ void MotionLimiter::reset(const JointArray& q_rad) noexcept {
   a_.fill(0.0);
 }
 
-void MotionLimiter::reanchor(const JointArray& q_rad, const JointArray& dq_rad_s) noexcept {
-  for (int i = 0; i < kNumJoints; ++i) {
-    if (std::isfinite(q_rad[i])) {
-      q_[i] = q_rad[i];
+void MotionLimiter::extrapolate(std::uint64_t periods) noexcept {
+  // Franka's control substitutes each missed waypoint by keeping the acceleration constant and
+  // integrating (v += a·T, then q += v·T); the same here keeps our reference on the robot's.
+  for (std::uint64_t k = 0; k < periods; ++k) {
+    for (int i = 0; i < kNumJoints; ++i) {
+      v_[i] += a_[i] * period_s_;
+      q_[i] += v_[i] * period_s_;
     }
-    if (std::isfinite(dq_rad_s[i])) {
-      v_[i] = std::clamp(dq_rad_s[i], -limits_.dq_max_rad_s[i], limits_.dq_max_rad_s[i]);
-    }
-    a_[i] = 0.0;
   }
 }
 

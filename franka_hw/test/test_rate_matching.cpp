@@ -391,8 +391,8 @@ TEST(RateMatching, NonFiniteCommandIsRefusedAndThePreviousHeld) {
 }
 
 // A device whose ticks the test chooses; it echoes the last command like the robot.
-// A device that reports the scripted ticks and, like a Franka, carries its desired motion on at
-// constant velocity over ticks it got no command for (q_d += dq_d·T per missed tick).
+// A device that reports the scripted ticks and, like Franka's control, substitutes each waypoint it
+// got no command for by keeping the acceleration of its last commands and integrating.
 class ScriptedDevice final : public Device {
  public:
   explicit ScriptedDevice(std::vector<std::uint64_t> ticks) : ticks_(std::move(ticks)) {
@@ -406,10 +406,15 @@ class ScriptedDevice final : public Device {
     // The command written after the previous state applied at its tick + 1; every further tick
     // up to this one went by without a command: extrapolated.
     for (std::uint64_t t = last_tick_ + 2; t <= tick && last_tick_ > 0; ++t) {
-      for (std::size_t i = 0; i < echo_.q_d_rad.size(); ++i) {
-        echo_.q_d_rad[i] += echo_.dq_d_rad_s[i] * kT;
+      const std::size_t n = applied.size();
+      JointArray next{};
+      for (std::size_t i = 0; i < next.size(); ++i) {
+        const double v = (applied[n - 1][i] - applied[n - 2][i]) / kT;
+        const double a = (applied[n - 1][i] - 2.0 * applied[n - 2][i] + applied[n - 3][i]) / (kT * kT);
+        next[i] = applied[n - 1][i] + (v + a * kT) * kT;
       }
-      applied.push_back(echo_.q_d_rad);
+      applied.push_back(next);
+      echo_.q_d_rad = next;
     }
     last_tick_ = std::max(last_tick_, tick);
     state = DeviceState{};
@@ -462,7 +467,7 @@ TEST(RateMatching, AnomalousTicksFollowThePolicy) {
   EXPECT_EQ(device.written[40].q_d_rad, device.written[39].q_d_rad);
   // What the robot applied, tick by tick — our commands and its own extrapolation over the skipped
   // ticks — never changes velocity by more than the limiter allows: the command after the gap
-  // continues from the robot's echo (advancing our own reference instead jumps here).
+  // continues the robot's extrapolation (advancing our own reference by one packet jumps here).
   ASSERT_EQ(device.applied.size(), 80U);
   const double a_max = kMargin * kFr3Limits.ddq_max_rad_s2[3];
   double worst = 0.0;

@@ -11,13 +11,12 @@
 //
 // Anomalous device periods (the tick counter of the state):
 //   - tick delta 0 (a duplicate state): nothing advances; the previous command is written again.
-//   - tick delta > 1 (ticks skipped: the robot carried its desired motion on by itself — a Franka
-//     extrapolates, the simulated arm re-applies the previous command): the limiter is re-anchored
-//     on the robot's echo, q_d and the velocity q_d moved at over the gap, with zero acceleration,
-//     so the next command continues what the robot applied; the robot judges discontinuities
-//     against that, and advancing our own reference instead tripped franka-sim's
-//     velocity-discontinuity reflex. The next ramp (anchored on the echo too) catches up the lag.
-//     Counted in Counters::anomalous_ticks.
+//   - tick delta > 1 (ticks skipped: Franka's control substitutes each missed waypoint by keeping the
+//     acceleration constant and integrating, and judges the next command against that): the
+//     reference is extrapolated the same way over the delta − 1 missed periods, so the next command
+//     is one period from what the robot applied. Advancing it by one period only (one packet) left
+//     it delta − 1 periods behind and tripped franka-sim's velocity-discontinuity reflex. Counted in
+//     Counters::anomalous_ticks.
 //   - first packet: the reference starts at the echoed q_d, at rest.
 //
 // Threads: submit_command() and latest_state() from one controller thread; start()/stop(),
@@ -146,7 +145,6 @@ class AsyncInterface {
   RateTarget target_{};
   bool started_ = false;  // a first packet was read
   std::uint64_t last_tick_ = 0;
-  JointArray last_q_d_echo_{};  // the robot's echo of q_d at the previous state
   std::uint64_t last_sample_packet_ = 0;
   bool had_sample_ = false;
 

@@ -57,10 +57,10 @@ class MotionLimiter {
   /// The reference at q_rad, at rest. Real-time safe.
   void reset(const JointArray& q_rad) noexcept;
 
-  /// The reference at q_rad moving at dq_rad_s (clipped to ±v_max; a non-finite value keeps the
-  /// current one), with zero acceleration: where the robot says it is after ticks we did not
-  /// command. Real-time safe.
-  void reanchor(const JointArray& q_rad, const JointArray& dq_rad_s) noexcept;
+  /// Moves the reference on over `periods` device periods at constant acceleration (v += a·T,
+  /// q += v·T each): what Franka's control substitutes for waypoints it did not receive.
+  /// Real-time safe.
+  void extrapolate(std::uint64_t periods) noexcept;
 
   /// One period toward `q_target_rad` (where the reference should be after this step) moving at
   /// `dq_target_rad_s`. Returns true when a limit changed the result (a limiter activation).
