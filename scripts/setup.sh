@@ -15,11 +15,8 @@ PIP_ARGS="${PIP_ARGS:-}"
 BUILD="$ROOT/build"
 cd "$ROOT"
 
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-seconds_since() { local ms=$(( $(now_ms) - $1 )); printf '%d.%d' $((ms / 1000)) $(((ms % 1000) / 100)); }
-T_ALL=$(now_ms)
-step() { STEP="$1"; T0=$(now_ms); echo "=== [$(date +%T)] $STEP"; }
-done_step() { printf '=== %-62s %6s s\n' "$STEP" "$(seconds_since "$T0")"; }
+# shellcheck source=scripts/lib_setup.sh
+source "$ROOT/scripts/lib_setup.sh"
 
 step "1/5 Debian packages (googletest, valgrind)"
 DEB_PACKAGES=(libgtest-dev libgmock-dev valgrind)

@@ -18,36 +18,9 @@ PIP_ARGS="${PIP_ARGS:-}"
 REQS="$ROOT/requirements-aiofranka.txt"
 cd "$ROOT"
 
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-seconds_since() { local ms=$(( $(now_ms) - $1 )); printf '%d.%d' $((ms / 1000)) $(((ms % 1000) / 100)); }
-T_ALL=$(now_ms)
-step() { STEP="$1"; T0=$(now_ms); echo "=== [$(date +%T)] $STEP"; }
-done_step() { printf '=== %-62s %6s s\n' "$STEP" "$(seconds_since "$T0")"; }
-
-step "1/2 virtual environment $VENV_AIOFRANKA (isolated from .venv)"
-if [ ! -x "$VENV_AIOFRANKA/bin/python" ]; then
-  # No --system-site-packages, and never created from .venv's interpreter: nothing is shared.
-  "$PYTHON" -m venv "$VENV_AIOFRANKA"
-else
-  echo "    exists"
-fi
-# git ignores the whole venv through this file (as `python3.13 -m venv` writes by itself).
-[ -f "$VENV_AIOFRANKA/.gitignore" ] || echo '*' > "$VENV_AIOFRANKA/.gitignore"
-PY="$VENV_AIOFRANKA/bin/python"
-done_step
-
-step "2/2 pinned wheels (requirements-aiofranka.txt)"
-STAMP="$VENV_AIOFRANKA/.jtac-aiofranka-requirements.sha256"
-want=$(sha256sum "$REQS" | cut -d' ' -f1)
-if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-  # --only-binary: the wheel has the native loop; an sdist fallback would need libfranka's headers.
-  # PIP_REQUIRE_VIRTUALENV guards against installing into anything but this venv.
-  PIP_REQUIRE_VIRTUALENV=1 "$PY" -m pip install $PIP_ARGS -q --only-binary aiofranka -r "$REQS"
-  "$PY" -c "import aiofranka, aiofranka.native as n; n.load_native(); print('    aiofranka', aiofranka.__version__, 'native loop for libfranka', n._native.LIBFRANKA_VERSION)"
-  echo "$want" > "$STAMP"
-else
-  echo "    requirements-aiofranka.txt unchanged since the last install"
-fi
-done_step
+# shellcheck source=scripts/lib_setup.sh
+source "$ROOT/scripts/lib_setup.sh"
+# --only-binary: the wheel has the native loop; an sdist fallback would need libfranka's headers.
+side_venv "$VENV_AIOFRANKA" "$REQS" "import aiofranka, aiofranka.native as n; n.load_native(); print('    aiofranka', aiofranka.__version__, 'native loop for libfranka', n._native.LIBFRANKA_VERSION)" --only-binary aiofranka
 
 echo "=== aiofranka setup finished in $(seconds_since "$T_ALL") s; run: .venv/bin/python bench/bench_franka_sim.py"
