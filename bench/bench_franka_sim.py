@@ -79,6 +79,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_common import fifo_priorities
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "test" / "franka"
@@ -485,16 +486,12 @@ def work_jtac(args: argparse.Namespace) -> None:
 
 def _fifo_threads() -> str:
     """The SCHED_FIFO priorities of this process's threads (Linux), for the record."""
-    fifo = []
-    try:
-        for tid in os.listdir("/proc/self/task"):
-            if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
-                fifo.append(os.sched_getparam(int(tid)).sched_priority)
-    except (OSError, AttributeError):
+    fifo = fifo_priorities()
+    if fifo is None:
         return "unknown"
-    return (
-        f"{len(fifo)} SCHED_FIFO threads ({sorted(set(fifo), reverse=True)})" if fifo else "none SCHED_FIFO"
-    )
+    if not fifo:
+        return "none SCHED_FIFO"
+    return f"{len(fifo)} SCHED_FIFO threads ({sorted(set(fifo), reverse=True)})"
 
 
 # ================================================================================ worker: Figure 6

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from bench_common import fifo_priorities
 
 from jtac_py import _native
 from jtac_py import config as jtac_config
@@ -302,18 +303,10 @@ class SyncBaseline:
 
 def _fifo_threads() -> str:
     """The scheduling policy of this process's threads that run SCHED_FIFO (Linux), for the record."""
-    fifo = []
-    try:
-        for tid in os.listdir("/proc/self/task"):
-            if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
-                fifo.append(os.sched_getparam(int(tid)).sched_priority)
-    except (OSError, AttributeError):
+    fifo = fifo_priorities()
+    if fifo is None:
         return "unknown"
-    return (
-        f"SCHED_FIFO granted ({', '.join(map(str, sorted(fifo, reverse=True)))})"
-        if fifo
-        else "SCHED_FIFO refused"
-    )
+    return f"SCHED_FIFO granted ({', '.join(map(str, fifo))})" if fifo else "SCHED_FIFO refused"
 
 
 # ================================================================================ Python's misbehaviour
