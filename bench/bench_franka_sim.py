@@ -405,7 +405,7 @@ def _jtac_controller(args: argparse.Namespace, **overrides: Any) -> tuple[Any, A
     from jtac_py.hardware import FrankaArm
 
     # franka-sim reports zero external wrench estimates: no sensor, a plain trajectory controller.
-    arm = FrankaArm(args.ip, use_estimated_wrench=False)
+    arm = FrankaArm(args.ip, use_estimated_wrench=False, late_commands="applied")  # franka-sim's semantics
     _restore_policy(args.variant)  # before start(): jtac's threads would inherit libfranka's FIFO 99
     params: dict[str, Any] = {"default_path_tolerance": 0.2, "default_goal_time_tolerance": 1.0}
     if args.variant == "normal":

@@ -49,7 +49,7 @@ Units agree on both sides (rad, rad/s, rad/s², s, %, N, N·m, m/s²), so values
 A per-joint tolerance of 0 in ``constraints`` means "use the global default"
 (``parameters.default_joint_tolerances``). The schema parameters without a native counterpart belong to
 the process around the controller (ROS node, hardware thread, simulator, recorder): planning_group_name,
-update_rate, state_publish_rate, hardware, robot_ip, realtime_priority, cpu_affinity,
+update_rate, state_publish_rate, hardware, robot_ip, late_commands, realtime_priority, cpu_affinity,
 record_buffer_cycles, and the per-tip sensor names themselves (the core only learns whether there is
 a sensor). ``robot`` matters only through the URDF and the frame-name defaults below.
 

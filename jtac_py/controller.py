@@ -466,7 +466,7 @@ class Controller:
         given = jtac_config.resolve(config, **overrides)
         if hardware is None:
             if given["hardware"] == "franka":
-                hardware = FrankaArm(given["robot_ip"], robot=given["robot"])
+                hardware = FrankaArm(given["robot_ip"], robot=given["robot"], late_commands=given["late_commands"])
             else:
                 hardware = SimulatedArm(given["robot"], clock="realtime")
         if not isinstance(hardware, SimulatedArm | FrankaArm):
@@ -497,6 +497,7 @@ class Controller:
             dq_max_rad_s=spec.dq_max_rad_s,
             ddq_max_rad_s2=spec.ddq_max_rad_s2,
             dddq_max_rad_s3=spec.dddq_max_rad_s3,
+            late_commands=getattr(hardware, "late_commands", "dropped"),
         )
         self._loop = _native.ControlLoop(
             self._interface,

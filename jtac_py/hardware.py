@@ -154,6 +154,7 @@ DEFAULT_COLLISION_BEHAVIOR = (
 
 _REALTIME_CONFIGS = ("ignore", "enforce")
 _CONTROLS = ("position", "velocity")
+_LATE_COMMANDS = ("dropped", "applied")
 
 
 def _keeping_scheduling(make: Any) -> Any:
@@ -197,6 +198,9 @@ class FrankaArm:
         control: "position" (JointPositions) or "velocity" (JointVelocities).
         urdf_xml: the controller's robot description; None = the configuration's (robot_description,
             urdf_path, or the built-in robot without a tool).
+        late_commands: what the robot does with a command that reaches it after its 1 ms cycle, which
+            decides how the hardware thread continues after skipped ticks: "dropped" (Franka's control)
+            or "applied" (franka-sim applies it in the cycle it lands in). See franka_hw/README.md.
     """
 
     clock = "realtime"
@@ -212,6 +216,7 @@ class FrankaArm:
         use_estimated_wrench: bool = True,
         control: str = "position",
         urdf_xml: str | None = None,
+        late_commands: str = "dropped",
     ) -> None:
         spec = robots.robot_spec(robot)
         if spec.name != "fr3":
@@ -223,6 +228,8 @@ class FrankaArm:
             raise ValueError(f"realtime_config must be one of {_REALTIME_CONFIGS}, got {realtime_config!r}")
         if control not in _CONTROLS:
             raise ValueError(f"control must be one of {_CONTROLS}, got {control!r}")
+        if late_commands not in _LATE_COMMANDS:
+            raise ValueError(f"late_commands must be one of {_LATE_COMMANDS}, got {late_commands!r}")
         thresholds = _collision_behavior(collision_behavior)
         if not _native.HAVE_LIBFRANKA:
             raise RuntimeError(
@@ -239,6 +246,7 @@ class FrankaArm:
         self.urdf_xml = urdf_xml
         self.use_estimated_wrench = bool(use_estimated_wrench)
         self.control = control
+        self.late_commands = late_commands
         self._control = None  # pylibfranka's ActiveControl: never touched from Python once the device has it
         self.device = None
         self._motion_finished = False

@@ -209,7 +209,7 @@ class JtacNode(LifecycleNode):
             from jtac_py.hardware import FrankaArm
 
             # Connects to the control unit at robot_ip and starts joint position control.
-            arm = FrankaArm(values["robot_ip"], robot=values["robot"])
+            arm = FrankaArm(values["robot_ip"], robot=values["robot"], late_commands=values["late_commands"])
         else:
             arm = SimulatedArm(values["robot"], clock="realtime")
         # Only what differs from the schema's defaults counts as set: the simulated arm then supplies

@@ -311,8 +311,16 @@ void bind_hw(py::module_& m) {
                              "The hardware real-time thread: rate matching, limiter, one packet per tick")
       .def(py::init([](jtac::hw::Device& device, double limit_margin, int fifo_priority, int cpu,
                        const std::optional<InputArray>& dq_max, const std::optional<InputArray>& ddq_max,
-                       const std::optional<InputArray>& dddq_max) {
+                       const std::optional<InputArray>& dddq_max, const std::string& late_commands) {
              jtac::hw::AsyncInterfaceConfig config;
+             if (late_commands == "dropped") {
+               config.late_commands = jtac::hw::LateCommands::kDropped;
+             } else if (late_commands == "applied") {
+               config.late_commands = jtac::hw::LateCommands::kAppliedOnArrival;
+             } else {
+               throw std::invalid_argument("late_commands must be 'dropped' or 'applied', got '" +
+                                           late_commands + "'");
+             }
              if (!(limit_margin > 0.0 && limit_margin <= 1.0)) {
                throw std::invalid_argument("limit_margin must be in (0, 1], got " +
                                            std::to_string(limit_margin));
@@ -333,8 +341,11 @@ void bind_hw(py::module_& m) {
            }),
            py::arg("device"), py::kw_only(), py::arg("limit_margin") = 0.8, py::arg("fifo_priority") = 80,
            py::arg("cpu") = -1, py::arg("dq_max_rad_s") = py::none(), py::arg("ddq_max_rad_s2") = py::none(),
-           py::arg("dddq_max_rad_s3") = py::none(), py::keep_alive<1, 2>(),
-           "Limits default to the FR3's published ones; the limiter allows limit_margin of them")
+           py::arg("dddq_max_rad_s3") = py::none(), py::arg("late_commands") = "dropped",
+           py::keep_alive<1, 2>(),
+           "Limits default to the FR3's published ones; the limiter allows limit_margin of them. "
+           "late_commands: what the robot does with a command that missed its cycle, 'dropped' (Franka's "
+           "control) or 'applied' (franka-sim); it decides how the reference continues after skipped ticks")
       .def(
           "start", [](AsyncInterface& a) { return a.start(); }, "Starts the real-time thread")
       .def(

@@ -46,7 +46,8 @@ AsyncInterface::AsyncInterface(Device& device, const AsyncInterfaceConfig& confi
       config_(config),
       period_s_(device.period_s() > 0.0 ? device.period_s() : 0.001),
       matcher_(matcher_config(config, period_s_)),
-      limiter_(period_s_, config.limit_margin, config.limits) {
+      limiter_(period_s_, config.limit_margin, config.limits),
+      limiter_before_(limiter_) {
   for (auto& slot : latency_ns_) {
     slot.store(-1, std::memory_order_relaxed);
   }
@@ -118,6 +119,7 @@ DeviceStatus AsyncInterface::packet() noexcept {
   state_buffer_.publish();
 
   const std::uint64_t packet_index = packets_.load(std::memory_order_relaxed);
+  std::uint64_t step_periods = 1;
   if (!started_) {
     limiter_.reset(state_.q_d_rad);
     matcher_.reset();
@@ -136,11 +138,14 @@ DeviceStatus AsyncInterface::packet() noexcept {
       return write_status;
     }
     if (delta > 1) {
-      // Ticks went by without our commands: the robot extrapolated its reference (constant
-      // acceleration) and judges our next command against that. Ours follows it the same way;
-      // advancing it by one period only (one packet) put the next command delta − 1 periods behind
-      // and tripped franka-sim's velocity-discontinuity reflex.
-      limiter_.extrapolate(delta - 1);
+      // Our previous command was late (see the top of async_interface.hpp): continue from what the
+      // robot judges the next command against.
+      if (config_.late_commands == LateCommands::kDropped) {
+        limiter_ = limiter_before_;
+        limiter_.extrapolate(delta);
+      } else {
+        step_periods = delta;
+      }
     }
   }
   last_tick_ = state_.tick;
@@ -160,12 +165,13 @@ DeviceStatus AsyncInterface::packet() noexcept {
   }
 
   matcher_.next(target_);
+  limiter_before_ = limiter_;
   bool limited = false;
   if (target_.hold) {
     bump(held_packets_);
-    limited = limiter_.brake();
+    limited = limiter_.brake(step_periods);
   } else {
-    limited = limiter_.step(target_.q_rad, target_.dq_rad_s);
+    limited = limiter_.step(target_.q_rad, target_.dq_rad_s, step_periods);
   }
   if (limited) {
     bump(limiter_activations_);

@@ -44,18 +44,22 @@ void MotionLimiter::extrapolate(std::uint64_t periods) noexcept {
   }
 }
 
-double MotionLimiter::acceleration_wish(int i, double v_wish) const noexcept {
+double MotionLimiter::step_s(std::uint64_t periods) const noexcept {
+  return static_cast<double>(std::max<std::uint64_t>(periods, 1)) * period_s_;
+}
+
+double MotionLimiter::acceleration_wish(int i, double v_wish, double dt_s) const noexcept {
   const double dv = v_wish - v_[i];
-  const double a_dead_beat = dv / period_s_;
+  const double a_dead_beat = dv / dt_s;
   // On the jerk-limited braking curve the acceleration can reach zero exactly when the velocity
   // reaches v_wish; the j·T term keeps a smooth target's own acceleration passing unchanged.
   const double j = limits_.dddq_max_rad_s3[i];
-  const double a_cap = std::sqrt(2.0 * j * std::abs(dv)) + j * period_s_;
+  const double a_cap = std::sqrt(2.0 * j * std::abs(dv)) + j * dt_s;
   return std::clamp(a_dead_beat, -a_cap, a_cap);
 }
 
-bool MotionLimiter::step_joint(int i, double a_wish) noexcept {
-  const double T = period_s_;
+bool MotionLimiter::step_joint(int i, double a_wish, double dt_s) noexcept {
+  const double T = dt_s;
   const double v_max = limits_.dq_max_rad_s[i];
   const double a_max = limits_.ddq_max_rad_s2[i];
   const double j_max = limits_.dddq_max_rad_s3[i];
@@ -94,29 +98,32 @@ bool MotionLimiter::step_joint(int i, double a_wish) noexcept {
   return limited;
 }
 
-bool MotionLimiter::step(const JointArray& q_target_rad, const JointArray& dq_target_rad_s) noexcept {
+bool MotionLimiter::step(const JointArray& q_target_rad, const JointArray& dq_target_rad_s,
+                         std::uint64_t periods) noexcept {
   if (!all_finite(q_target_rad) || !all_finite(dq_target_rad_s)) {
-    return brake();
+    return brake(periods);
   }
+  const double T = step_s(periods);
   bool limited = false;
   for (int i = 0; i < kNumJoints; ++i) {
     // Position error beyond what the target's own velocity covers in this step.
-    const double e = q_target_rad[i] - q_[i] - dq_target_rad_s[i] * period_s_;
+    const double e = q_target_rad[i] - q_[i] - dq_target_rad_s[i] * T;
     // Small errors close in about two periods (a dead-beat e/T chatters against the jerk bound);
     // large ones on a braking curve at half the acceleration limit (no overshoot).
     const double a_brake = 0.5 * limits_.ddq_max_rad_s2[i];
     const double correction =
-        sign(e) * std::min(std::abs(e) / (2.0 * period_s_), std::sqrt(2.0 * a_brake * std::abs(e)));
+        sign(e) * std::min(std::abs(e) / (2.0 * T), std::sqrt(2.0 * a_brake * std::abs(e)));
     const double v_wish = dq_target_rad_s[i] + correction;
-    limited = step_joint(i, acceleration_wish(i, v_wish)) || limited;
+    limited = step_joint(i, acceleration_wish(i, v_wish, T), T) || limited;
   }
   return limited;
 }
 
-bool MotionLimiter::brake() noexcept {
+bool MotionLimiter::brake(std::uint64_t periods) noexcept {
+  const double T = step_s(periods);
   bool limited = false;
   for (int i = 0; i < kNumJoints; ++i) {
-    limited = step_joint(i, acceleration_wish(i, 0.0)) || limited;
+    limited = step_joint(i, acceleration_wish(i, 0.0, T), T) || limited;
   }
   return limited;
 }

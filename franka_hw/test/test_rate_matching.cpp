@@ -34,6 +34,7 @@ using jtac::hw::JointArray;
 using jtac::hw::kFr3HomeRad;
 using jtac::hw::kFr3Limits;
 using jtac::hw::kNumJoints;
+using jtac::hw::LateCommands;
 using jtac::hw::MotionLimiter;
 using jtac::hw::MujocoDevice;
 using jtac::hw::MujocoDeviceConfig;
@@ -393,91 +394,145 @@ TEST(RateMatching, NonFiniteCommandIsRefusedAndThePreviousHeld) {
 // A device whose ticks the test chooses; it echoes the last command like the robot.
 // A device that reports the scripted ticks and, like Franka's control, substitutes each waypoint it
 // got no command for by keeping the acceleration of its last commands and integrating.
-class ScriptedDevice final : public Device {
+// A robot that judges our commands the way Franka's control (a late command is dropped) or
+// franka-sim (a late command is applied in the cycle it lands in) does: a history of applied
+// waypoints differenced backward over the cycles between them (velocity, acceleration, jerk, as
+// franka-sim's checker), every missed cycle substituted at constant acceleration. The command
+// written after a state answers that state's cycle; when the next state read is more than one tick
+// later, that command was late (libfranka hands out the newest state, so the ones in between were
+// already queued when it went out).
+class ModelRobot final : public Device {
  public:
-  explicit ScriptedDevice(std::vector<std::uint64_t> ticks) : ticks_(std::move(ticks)) {
-    echo_.q_d_rad = kFr3HomeRad;
+  ModelRobot(std::vector<std::uint64_t> ticks, LateCommands model)
+      : ticks_(std::move(ticks)), model_(model) {
+    q_ = kFr3HomeRad;
   }
   DeviceStatus read_once(DeviceState& state) noexcept override {
     if (next_ >= ticks_.size()) {
       return DeviceStatus::kDeviceError;
     }
     const std::uint64_t tick = ticks_[next_++];
-    // The command written after the previous state applied at its tick + 1; every further tick
-    // up to this one went by without a command: extrapolated.
-    for (std::uint64_t t = last_tick_ + 2; t <= tick && last_tick_ > 0; ++t) {
-      const std::size_t n = applied.size();
-      JointArray next{};
-      for (std::size_t i = 0; i < next.size(); ++i) {
-        const double v = (applied[n - 1][i] - applied[n - 2][i]) / kT;
-        const double a = (applied[n - 1][i] - 2.0 * applied[n - 2][i] + applied[n - 3][i]) / (kT * kT);
-        next[i] = applied[n - 1][i] + (v + a * kT) * kT;
+    if (started_ && tick > last_tick_ && has_pending_) {
+      const std::uint64_t delta = tick - last_tick_;
+      if (delta > 1 && model_ == LateCommands::kDropped) {
+        for (std::uint64_t k = 0; k < delta; ++k) {
+          extrapolate();
+        }
+        next_cycles_ = 1;
+      } else {
+        apply(pending_, pending_cycles_);
+        next_cycles_ = delta;
       }
-      applied.push_back(next);
-      echo_.q_d_rad = next;
+      has_pending_ = false;
     }
+    started_ = true;
     last_tick_ = std::max(last_tick_, tick);
     state = DeviceState{};
     state.tick = tick;
     state.time_s = static_cast<double>(tick) * kT;
-    state.q_rad = echo_.q_d_rad;
-    state.q_d_rad = echo_.q_d_rad;
-    state.dq_d_rad_s = echo_.dq_d_rad_s;
+    state.q_rad = q_;
+    state.q_d_rad = q_;
     return DeviceStatus::kOk;
   }
   DeviceStatus write_once(const DeviceCommand& command) noexcept override {
-    if (!written.empty() && next_ > 0 && ticks_[next_ - 1] == last_written_tick_) {
-      applied.back() = command.q_d_rad;  // a second command for the same tick replaces the first
-    } else {
-      applied.push_back(command.q_d_rad);
-    }
-    last_written_tick_ = ticks_[next_ - 1];
-    echo_ = command;
+    pending_ = command.q_d_rad;  // a second command for the same tick replaces the first
+    pending_cycles_ = next_cycles_;
+    has_pending_ = true;
     written.push_back(command);
     return DeviceStatus::kOk;
   }
   double period_s() const noexcept override { return kT; }
+
   std::vector<DeviceCommand> written;
-  std::vector<JointArray> applied;  // q_d the robot applied, one per tick (written or extrapolated)
+  double worst_acceleration_rad_s2 = 0.0;  // largest |second difference| the robot computed
+  double worst_jerk_rad_s3 = 0.0;          // largest |third difference|
 
  private:
+  void apply(const JointArray& q, std::uint64_t cycles) {
+    const double dt = static_cast<double>(cycles) * kT;
+    for (int i = 0; i < kNumJoints; ++i) {
+      const double v = (q[i] - q_[i]) / dt;
+      const double a = (v - v_[i]) / dt;
+      worst_acceleration_rad_s2 = std::max(worst_acceleration_rad_s2, std::abs(a));
+      worst_jerk_rad_s3 = std::max(worst_jerk_rad_s3, std::abs(a - a_[i]) / dt);
+      q_[i] = q[i];
+      v_[i] = v;
+      a_[i] = a;
+    }
+  }
+  void extrapolate() {
+    for (int i = 0; i < kNumJoints; ++i) {
+      v_[i] += a_[i] * kT;
+      q_[i] += v_[i] * kT;
+    }
+  }
+
   std::vector<std::uint64_t> ticks_;
+  LateCommands model_;
   std::size_t next_ = 0;
+  bool started_ = false;
   std::uint64_t last_tick_ = 0;
-  std::uint64_t last_written_tick_ = 0;
-  DeviceCommand echo_{};
+  JointArray q_{}, v_{}, a_{};  // the robot's reference history
+  JointArray pending_{};         // our command for the last state read
+  std::uint64_t pending_cycles_ = 1;
+  std::uint64_t next_cycles_ = 1;
+  bool has_pending_ = false;
 };
 
-TEST(RateMatching, AnomalousTicksFollowThePolicy) {
-  // Ticks 1..40, then a duplicate of 40, then 45 (four skipped), then on.
+// Ticks 1..30, a duplicate of 30, then a run in which two commands come late: the next states read
+// are three and two ticks on. The target is far away, so the skips come while the limiter
+// accelerates at its bound (0.8 · 10 rad/s²).
+struct SkipRun {
+  double worst_acceleration_rad_s2;
+  double worst_jerk_rad_s3;
+  jtac::hw::AsyncCounters counters;
+};
+
+SkipRun run_skips(LateCommands robot, LateCommands policy, std::vector<DeviceCommand>* written = nullptr) {
   std::vector<std::uint64_t> ticks;
-  for (std::uint64_t t = 1; t <= 40; ++t) ticks.push_back(t);
-  ticks.push_back(40);
-  for (std::uint64_t t = 45; t <= 80; ++t) ticks.push_back(t);
-  ScriptedDevice device(ticks);
-  AsyncInterface interface(device);
+  for (std::uint64_t t = 1; t <= 30; ++t) ticks.push_back(t);
+  ticks.push_back(30);
+  for (std::uint64_t t = 33; t <= 60; ++t) ticks.push_back(t);
+  for (std::uint64_t t = 62; t <= 100; ++t) ticks.push_back(t);
+  ModelRobot device(ticks, robot);
+  AsyncInterfaceConfig config;
+  config.late_commands = policy;
+  AsyncInterface interface(device, config);
+  JointArray q_far = kFr3HomeRad;
+  q_far[0] += 1.0;
+  q_far[3] += 1.0;
+  const JointArray dq_zero{};
   for (std::size_t p = 0; p < ticks.size(); ++p) {
-    JointArray q, dq;
-    motion(static_cast<double>(p) * 0.01 + 1.0, q, dq);  // a moving target, sampled every packet
-    interface.submit_command(q, dq, static_cast<double>(p) * kT);
-    ASSERT_EQ(interface.step_once(), DeviceStatus::kOk);
+    interface.submit_command(q_far, dq_zero, static_cast<double>(p) * kT);
+    EXPECT_EQ(interface.step_once(), DeviceStatus::kOk);
   }
-  EXPECT_EQ(interface.counters().anomalous_ticks, 2U);
-  // The duplicate re-sends the previous command.
-  EXPECT_EQ(device.written[40].q_d_rad, device.written[39].q_d_rad);
-  // What the robot applied, tick by tick — our commands and its own extrapolation over the skipped
-  // ticks — never changes velocity by more than the limiter allows: the command after the gap
-  // continues the robot's extrapolation (advancing our own reference by one packet jumps here).
-  ASSERT_EQ(device.applied.size(), 80U);
-  const double a_max = kMargin * kFr3Limits.ddq_max_rad_s2[3];
-  double worst = 0.0;
-  for (std::size_t k = 2; k < device.applied.size(); ++k) {
-    const double v = (device.applied[k][3] - device.applied[k - 1][3]) / kT;
-    const double v_prev = (device.applied[k - 1][3] - device.applied[k - 2][3]) / kT;
-    worst = std::max(worst, std::abs(v - v_prev) / kT);
+  if (written != nullptr) {
+    *written = device.written;
   }
-  EXPECT_LE(worst, a_max * (1.0 + 1e-6)) << "largest acceleration the robot saw " << worst;
-  EXPECT_EQ(interface.counters().packets, static_cast<std::uint64_t>(ticks.size() - 1));
+  return {device.worst_acceleration_rad_s2, device.worst_jerk_rad_s3, interface.counters()};
+}
+
+TEST(RateMatching, AnomalousTicksFollowThePolicy) {
+  const double a_limit = kMargin * kFr3Limits.ddq_max_rad_s2[0];   // what the limiter allows
+  const double j_limit = kMargin * kFr3Limits.dddq_max_rad_s3[0];
+  for (const LateCommands model : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
+    SCOPED_TRACE(model == LateCommands::kDropped ? "robot drops late commands" : "robot applies late commands");
+    std::vector<DeviceCommand> written;
+    const SkipRun matched = run_skips(model, model, &written);
+    EXPECT_EQ(matched.counters.anomalous_ticks, 3U);
+    EXPECT_EQ(matched.counters.packets, 97U);  // 98 states; the duplicate re-sends instead of stepping
+    EXPECT_EQ(written[30].q_d_rad, written[29].q_d_rad);
+    // The robot's own differences across the skips stay inside the limiter's bounds.
+    EXPECT_GE(matched.worst_acceleration_rad_s2, 0.99 * a_limit);  // the skips came at full acceleration
+    EXPECT_LE(matched.worst_acceleration_rad_s2, a_limit * (1.0 + 1e-6));
+    EXPECT_LE(matched.worst_jerk_rad_s3, j_limit * (1.0 + 1e-6));
+    // The other policy against this robot breaks the published jerk limit (5000 rad/s³): the choice
+    // matters, and this test sees it.
+    const LateCommands other =
+        model == LateCommands::kDropped ? LateCommands::kAppliedOnArrival : LateCommands::kDropped;
+    const SkipRun mismatched = run_skips(model, other);
+    EXPECT_GT(mismatched.worst_jerk_rad_s3, kFr3Limits.dddq_max_rad_s3[0]);
+  }
 }
 
 // ---------------------------------------------------------------- the real-time thread (smoke)

@@ -35,7 +35,8 @@ def _arm(sim):
     from jtac_py.hardware import FrankaArm
 
     # franka-sim reports zero external wrench estimates: no sensor, a plain trajectory controller.
-    return FrankaArm(sim.ip, use_estimated_wrench=False)
+    # franka-sim applies a late command in the cycle it lands in (the real robot drops it).
+    return FrankaArm(sim.ip, use_estimated_wrench=False, late_commands="applied")
 
 
 def _controller(sim, **overrides):
@@ -170,6 +171,7 @@ def test_a_goal_through_the_ros_node_on_franka_sim(franka_sim):
         parameter_overrides=[
             Parameter("hardware", value="franka"),
             Parameter("robot_ip", value=franka_sim.ip),
+            Parameter("late_commands", value="applied"),
             Parameter("default_path_tolerance", value=0.2),
             Parameter("default_goal_time_tolerance", value=1.0),
         ],

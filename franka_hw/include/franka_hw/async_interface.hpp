@@ -11,12 +11,24 @@
 //
 // Anomalous device periods (the tick counter of the state):
 //   - tick delta 0 (a duplicate state): nothing advances; the previous command is written again.
-//   - tick delta > 1 (ticks skipped: Franka's control substitutes each missed waypoint by keeping the
-//     acceleration constant and integrating, and judges the next command against that): the
-//     reference is extrapolated the same way over the delta − 1 missed periods, so the next command
-//     is one period from what the robot applied. Advancing it by one period only (one packet) left
-//     it delta − 1 periods behind and tripped franka-sim's velocity-discontinuity reflex. Counted in
-//     Counters::anomalous_ticks.
+//   - tick delta > 1 (ticks skipped). libfranka's readOnce returns the newest state queued on its
+//     socket, so a skip means the states in between were already queued when our previous command
+//     went out: that command answered a state older than one period and reached the robot after
+//     its cycle (typically the reader was woken 1–2 ms late from a blocking receive, which hands
+//     back the oldest datagram). What the robot then judges our next command against depends on
+//     what it does with a late command (AsyncInterfaceConfig::late_commands):
+//       kDropped (Franka's control: a command that misses its cycle is lost, and each missed
+//         waypoint is substituted by keeping the acceleration constant and integrating; libfranka's
+//         own rate limiter likewise continues from the robot's echo, not from its last command): the
+//         reference goes back to before the late command and is extrapolated over the delta missed
+//         periods, so the next command is one period from what the robot applied;
+//       kAppliedOnArrival (franka-sim: a late command is still applied in the cycle it lands in,
+//         the substitutes it replaces are thrown away, and the next command is differenced against
+//         it over the delta periods between them): the next step is one step of delta periods, so
+//         that the differences over that interval stay within the limits.
+//     The wrong model costs a jump of a·T² per period: at 8 rad/s² franka-sim read up to 1.5× our
+//     acceleration and 0.75·a/T of jerk and aborted (joint_motion_generator_velocity/acceleration_
+//     discontinuity). Counted in Counters::anomalous_ticks.
 //   - first packet: the reference starts at the echoed q_d, at rest.
 //
 // Threads: submit_command() and latest_state() from one controller thread; start()/stop(),
@@ -35,8 +47,17 @@
 
 namespace jtac::hw {
 
+/// What the robot does with a command that reaches it after its cycle (see the top of this file).
+enum class LateCommands : std::uint8_t {
+  kDropped,           ///< lost; the robot extrapolated the missed waypoints (Franka's control)
+  kAppliedOnArrival,  ///< applied in the cycle it lands in (franka-sim)
+};
+
 /// Configuration of an AsyncInterface.
 struct AsyncInterfaceConfig {
+  /// What the robot does with a late command: decides how the reference continues after skipped
+  /// ticks.
+  LateCommands late_commands = LateCommands::kDropped;
   /// Fraction of the published joint limits the limiter allows, in (0, 1].
   double limit_margin = 0.8;
   /// The published limits (FR3 by default).
@@ -133,6 +154,7 @@ class AsyncInterface {
   double period_s_;
   RateMatcher matcher_;
   MotionLimiter limiter_;
+  MotionLimiter limiter_before_;  // the reference before the last command (kDropped rewinds to it)
 
   LatestValue<DeviceState> state_buffer_;
   LatestValue<CommandSample> command_buffer_;

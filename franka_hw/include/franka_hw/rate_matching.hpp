@@ -62,14 +62,18 @@ class MotionLimiter {
   /// Real-time safe.
   void extrapolate(std::uint64_t periods) noexcept;
 
-  /// One period toward `q_target_rad` (where the reference should be after this step) moving at
+  /// One step toward `q_target_rad` (where the reference should be after this step) moving at
   /// `dq_target_rad_s`. Returns true when a limit changed the result (a limiter activation).
   /// Non-finite targets are treated as braking. Real-time safe.
-  bool step(const JointArray& q_target_rad, const JointArray& dq_target_rad_s) noexcept;
+  /// `periods` > 1 takes one step of that many device periods (T' = periods·T: a' within j·T' of
+  /// a, v' = v + a'·T', q' = q + v'·T'): what a robot that differences this command against our
+  /// previous one over T' sees as a bounded velocity, acceleration and jerk (see AsyncInterface).
+  bool step(const JointArray& q_target_rad, const JointArray& dq_target_rad_s,
+            std::uint64_t periods = 1) noexcept;
 
-  /// One period decelerating toward rest wherever the reference is (no position target).
-  /// Returns true when a limit shaped the result. Real-time safe.
-  bool brake() noexcept;
+  /// One step decelerating toward rest wherever the reference is (no position target); `periods`
+  /// as in step(). Returns true when a limit shaped the result. Real-time safe.
+  bool brake(std::uint64_t periods = 1) noexcept;
 
   /// The reference after the last step [rad], its velocity [rad/s] and acceleration [rad/s²].
   const JointArray& q_rad() const noexcept { return q_; }
@@ -82,8 +86,9 @@ class MotionLimiter {
   double margin() const noexcept { return margin_; }
 
  private:
-  bool step_joint(int i, double a_wish) noexcept;
-  double acceleration_wish(int i, double v_wish) const noexcept;
+  bool step_joint(int i, double a_wish, double dt_s) noexcept;
+  double acceleration_wish(int i, double v_wish, double dt_s) const noexcept;
+  double step_s(std::uint64_t periods) const noexcept;
 
   double period_s_;
   double margin_;
