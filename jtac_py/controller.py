@@ -554,6 +554,12 @@ class Controller:
         """Starts the hardware thread and the controller thread (lockstep: arms step())."""
         if self._started:
             return self
+        error = getattr(self.hardware, "last_error", None)
+        if error:
+            raise RuntimeError(
+                f"the hardware stopped with an error: {error}; clear it first "
+                "(FrankaArm.automatic_error_recovery())"
+            )
         self._started = True
         if not self._lockstep:
             self._interface.start()
@@ -807,9 +813,10 @@ class Controller:
         deadline = time.monotonic() + timeout_s
         while self._loop.snapshot() is None:
             if time.monotonic() > deadline:
+                error = getattr(self.hardware, "last_error", None)
                 raise RuntimeError(
                     f"no controller cycle within {timeout_s} s of start() "
-                    f"(hardware: {self._interface.exit_status.name})"
+                    f"(hardware: {self._interface.exit_status.name}{': ' + error if error else ''})"
                 )
             time.sleep(0.001)
 

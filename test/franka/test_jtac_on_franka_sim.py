@@ -156,6 +156,45 @@ def test_python_blocking_300_ms_and_a_gil_hog_during_a_motion(franka_sim):
         arm.close()
 
 
+def test_a_reflex_is_reported_and_automatic_error_recovery_resumes(franka_sim):
+    """The robot's reflex reaches the arm as libfranka's message; a Controller refuses to start on
+    the failed arm with it; automatic_error_recovery() then starts a new motion on which a goal runs."""
+    arm = _arm(franka_sim)
+    c = None
+    try:
+        # Provoke the reflex on the device itself (jtac's own commands never jump): 20 mrad in one
+        # cycle on joint 4, i.e. 20 rad/s and 20000 rad/s² as franka-sim differences it.
+        status, state = arm.device.read_once()
+        assert status == _native.DeviceStatus.OK
+        q_hold = np.asarray(state["q_d"], dtype=float)
+        step = np.zeros(7)
+        step[3] = 0.02
+        for cycle in range(200):
+            status, _ = arm.device.read_once()
+            if status != _native.DeviceStatus.OK:
+                break
+            arm.device.write_once(q_hold + (step if cycle >= 50 else 0.0), np.zeros(7))
+        assert "joint_motion_generator_velocity_discontinuity" in (arm.last_error or "")
+        assert not arm.motion_active
+
+        # A controller cannot start on the failed arm, and says why.
+        with pytest.raises(RuntimeError, match="velocity_discontinuity.*automatic_error_recovery"):
+            Controller(arm).start()
+
+        arm.automatic_error_recovery()
+        assert arm.motion_active and arm.last_error is None
+        c = Controller(arm, default_path_tolerance=0.2, default_goal_time_tolerance=1.0).start()
+        q0 = c.state.q_cmd
+        result = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), timeout=10.0)
+        assert result.ok, result.message
+        np.testing.assert_allclose(c.state.q, q0 + DELTA, atol=0.02)
+        _no_reflex(arm, c)
+    finally:
+        if c is not None:
+            c.stop()
+        arm.close()
+
+
 def test_a_goal_through_the_ros_node_on_franka_sim(franka_sim):
     rclpy = pytest.importorskip("rclpy")
     from rclpy.executors import MultiThreadedExecutor

@@ -7,7 +7,7 @@
 //   controller sample if one arrived (never waits) → RateMatcher (ramp anchored on the echoed q_d,
 //   feed-forward timed out) → MotionLimiter (jerk/acceleration/velocity under the FR3 limits ×
 //   margin) → write_once.
-// The reference advances by exactly one device period per packet.
+// The reference advances by one device period per packet (after skipped ticks: see below).
 //
 // Anomalous device periods (the tick counter of the state):
 //   - tick delta 0 (a duplicate state): nothing advances; the previous command is written again.
