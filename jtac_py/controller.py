@@ -466,7 +466,9 @@ class Controller:
         given = jtac_config.resolve(config, **overrides)
         if hardware is None:
             if given["hardware"] == "franka":
-                hardware = FrankaArm(given["robot_ip"], robot=given["robot"], late_commands=given["late_commands"])
+                hardware = FrankaArm(
+                    given["robot_ip"], robot=given["robot"], late_commands=given["late_commands"]
+                )
             else:
                 hardware = SimulatedArm(given["robot"], clock="realtime")
         if not isinstance(hardware, SimulatedArm | FrankaArm):

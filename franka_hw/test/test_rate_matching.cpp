@@ -403,8 +403,7 @@ TEST(RateMatching, NonFiniteCommandIsRefusedAndThePreviousHeld) {
 // already queued when it went out).
 class ModelRobot final : public Device {
  public:
-  ModelRobot(std::vector<std::uint64_t> ticks, LateCommands model)
-      : ticks_(std::move(ticks)), model_(model) {
+  ModelRobot(std::vector<std::uint64_t> ticks, LateCommands model) : ticks_(std::move(ticks)), model_(model) {
     q_ = kFr3HomeRad;
   }
   DeviceStatus read_once(DeviceState& state) noexcept override {
@@ -473,7 +472,7 @@ class ModelRobot final : public Device {
   bool started_ = false;
   std::uint64_t last_tick_ = 0;
   JointArray q_{}, v_{}, a_{};  // the robot's reference history
-  JointArray pending_{};         // our command for the last state read
+  JointArray pending_{};        // our command for the last state read
   std::uint64_t pending_cycles_ = 1;
   std::uint64_t next_cycles_ = 1;
   bool has_pending_ = false;
@@ -513,10 +512,11 @@ SkipRun run_skips(LateCommands robot, LateCommands policy, std::vector<DeviceCom
 }
 
 TEST(RateMatching, AnomalousTicksFollowThePolicy) {
-  const double a_limit = kMargin * kFr3Limits.ddq_max_rad_s2[0];   // what the limiter allows
+  const double a_limit = kMargin * kFr3Limits.ddq_max_rad_s2[0];  // what the limiter allows
   const double j_limit = kMargin * kFr3Limits.dddq_max_rad_s3[0];
   for (const LateCommands model : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
-    SCOPED_TRACE(model == LateCommands::kDropped ? "robot drops late commands" : "robot applies late commands");
+    SCOPED_TRACE(model == LateCommands::kDropped ? "robot drops late commands"
+                                                 : "robot applies late commands");
     std::vector<DeviceCommand> written;
     const SkipRun matched = run_skips(model, model, &written);
     EXPECT_EQ(matched.counters.anomalous_ticks, 3U);

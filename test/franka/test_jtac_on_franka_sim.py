@@ -178,7 +178,7 @@ def test_a_reflex_is_reported_and_automatic_error_recovery_resumes(franka_sim):
         assert not arm.motion_active
 
         # A controller cannot start on the failed arm, and says why.
-        with pytest.raises(RuntimeError, match="velocity_discontinuity.*automatic_error_recovery"):
+        with pytest.raises(RuntimeError, match=r"velocity_discontinuity.*automatic_error_recovery"):
             Controller(arm).start()
 
         arm.automatic_error_recovery()
