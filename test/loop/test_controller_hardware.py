@@ -59,10 +59,13 @@ class DivergingArm(SimulatedArm):
             clock="realtime",
         )
 
+        self.reflex = False
+
     @property
     def last_error(self):
-        """What a FrankaDevice's arm reports after a reflex."""
-        return REFLEX
+        """What a FrankaDevice's arm reports after a reflex (None before: a controller refuses to start
+        on an arm with an error)."""
+        return REFLEX if self.reflex else None
 
 
 @pytest.fixture
@@ -75,7 +78,9 @@ def quiet_mujoco():
 
 
 def test_a_device_error_resolves_the_pending_goal_with_the_devices_message(quiet_mujoco):
-    c = Controller(DivergingArm()).start()
+    arm = DivergingArm()
+    c = Controller(arm).start()
+    arm.reflex = True  # from here on, the device's failure reads as a reflex
     try:
         q0 = c.state.q
         # No path tolerance: the goal must end through the device error, not the arm's wild motion.
@@ -95,3 +100,5 @@ def test_a_device_error_resolves_the_pending_goal_with_the_devices_message(quiet
     finally:
         c.stop()
     assert c.timing()["hardware"]["device_errors"] >= 1
+    with pytest.raises(RuntimeError, match=r"joint_velocity_violation.*automatic_error_recovery"):
+        Controller(arm).start()
