@@ -342,7 +342,10 @@ class FrankaArm:
         self.close()
 
     def __repr__(self) -> str:
-        return f"FrankaArm({self.ip!r}, robot={self.robot!r}, control={self.control!r})"
+        return (
+            f"FrankaArm({self.ip!r}, robot={self.robot!r}, control={self.control!r}, "
+            f"late_commands={self.late_commands!r})"
+        )
 
     # ------------------------------------------------------------------------------------ internals
     def _start_motion(self) -> None:
