@@ -44,6 +44,10 @@ class SimulatedArm:
         stiffness_nm_rad, damping_nm_s_rad: the robot's joint impedance (default Franka's Table 2 gains).
     """
 
+    #: The simulated arm applies every command when it arrives, also one written late (the hardware
+    #: thread's `late_commands` policy, see FrankaArm).
+    late_commands = "applied"
+
     def __init__(
         self,
         robot: str = "fr3",

@@ -63,6 +63,7 @@ py::dict counters_dict(const jtac::hw::AsyncCounters& c) {
   d["limiter_activations"] = c.limiter_activations;
   d["largest_command_gap"] = c.largest_command_gap;
   d["anomalous_ticks"] = c.anomalous_ticks;
+  d["late_commands"] = c.late_commands;
   d["device_errors"] = c.device_errors;
   d["max_write_interval_s"] = static_cast<double>(c.max_write_interval_ns) * 1e-9;
   d["max_latency_s"] = static_cast<double>(c.max_latency_ns) * 1e-9;

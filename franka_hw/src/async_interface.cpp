@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -47,7 +48,8 @@ AsyncInterface::AsyncInterface(Device& device, const AsyncInterfaceConfig& confi
       period_s_(device.period_s() > 0.0 ? device.period_s() : 0.001),
       matcher_(matcher_config(config, period_s_)),
       limiter_(period_s_, config.limit_margin, config.limits),
-      limiter_before_(limiter_) {
+      limiter_before_(limiter_),
+      period_ns_(static_cast<std::int64_t>(std::llround(period_s_ * 1e9))) {
   for (auto& slot : latency_ns_) {
     slot.store(-1, std::memory_order_relaxed);
   }
@@ -88,7 +90,7 @@ void AsyncInterface::configure_thread() const {
 
 void AsyncInterface::run() noexcept {
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    const DeviceStatus status = packet();
+    const DeviceStatus status = packet(/*real_time=*/true);
     if (status == DeviceStatus::kDeviceError || status == DeviceStatus::kNotConfigured ||
         status == DeviceStatus::kMotionFinished) {
       exit_status_.store(status, std::memory_order_release);
@@ -102,10 +104,10 @@ DeviceStatus AsyncInterface::step_once() noexcept {
   if (running_.load(std::memory_order_acquire)) {
     return DeviceStatus::kNotConfigured;
   }
-  return packet();
+  return packet(/*real_time=*/false);
 }
 
-DeviceStatus AsyncInterface::packet() noexcept {
+DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   const DeviceStatus read_status = device_.read_once(state_);
   const std::int64_t read_ns = steady_ns();
   if (read_status != DeviceStatus::kOk) {
@@ -137,9 +139,10 @@ DeviceStatus AsyncInterface::packet() noexcept {
       }
       return write_status;
     }
-    if (delta > 1) {
+    if (delta > 1 || last_write_late_) {
       // Our previous command was late (see the top of async_interface.hpp): continue from what the
       // robot judges the next command against.
+      bump(late_commands_);
       if (config_.late_commands == LateCommands::kDropped) {
         limiter_ = limiter_before_;
         limiter_.extrapolate(delta);
@@ -182,6 +185,8 @@ DeviceStatus AsyncInterface::packet() noexcept {
 
   const DeviceStatus write_status = device_.write_once(command_);
   const std::int64_t write_ns = steady_ns();
+  // Only the real-time thread's clock means anything; lockstep stays deterministic.
+  last_write_late_ = real_time && write_ns - read_ns > period_ns_;
   latency_ns_[packet_index % kLatencyWindow].store(write_ns - read_ns, std::memory_order_relaxed);
   store_max_ns(max_latency_ns_, write_ns - read_ns);
   if (peaks_reset_.exchange(false, std::memory_order_acq_rel)) {
@@ -232,6 +237,7 @@ AsyncCounters AsyncInterface::counters() const noexcept {
   result.limiter_activations = limiter_activations_.load(std::memory_order_relaxed);
   result.largest_command_gap = largest_command_gap_.load(std::memory_order_relaxed);
   result.anomalous_ticks = anomalous_ticks_.load(std::memory_order_relaxed);
+  result.late_commands = late_commands_.load(std::memory_order_relaxed);
   result.device_errors = device_errors_.load(std::memory_order_relaxed);
   result.max_write_interval_ns = max_write_interval_ns_.load(std::memory_order_relaxed);
   result.max_latency_ns = max_latency_ns_.load(std::memory_order_relaxed);

@@ -535,6 +535,135 @@ TEST(RateMatching, AnomalousTicksFollowThePolicy) {
   }
 }
 
+// A robot on the host clock for the real-time thread: a state every millisecond, the newest one
+// handed to the reader (who waits for the next one when early, as with libfranka), and a command that
+// arrives after the next state went out dropped and its cycle extrapolated (Franka's control).
+// write_once is slowed once, by `slow_write`, at packet `slow_packet`: a thread preempted between
+// read and write. The run ends (kDeviceError) after `packets` reads.
+class ClockedDroppingRobot final : public Device {
+ public:
+  using Clock = std::chrono::steady_clock;
+  ClockedDroppingRobot(std::size_t slow_packet, Clock::duration slow_write, std::size_t packets)
+      : slow_packet_(slow_packet), slow_write_(slow_write), packets_(packets) {
+    q_ = kFr3HomeRad;
+  }
+  DeviceStatus read_once(DeviceState& state) noexcept override {
+    if (reads_ >= packets_) {
+      return DeviceStatus::kDeviceError;
+    }
+    std::uint64_t tick = 0;
+    if (reads_ == 0) {
+      t0_ = Clock::now();
+    } else {
+      const auto published = static_cast<std::uint64_t>((Clock::now() - t0_) / kPeriod);
+      if (published <= last_tick_) {
+        std::this_thread::sleep_until(t0_ + (last_tick_ + 1) * kPeriod);
+        tick = last_tick_ + 1;
+      } else {
+        tick = published;
+      }
+      // Cycle last_tick_ gets our answer if it arrived before the next state went out.
+      std::uint64_t extrapolated = tick - last_tick_;
+      if (pending_arrival_ <= t0_ + (last_tick_ + 1) * kPeriod) {
+        apply(pending_);
+        --extrapolated;
+      } else {
+        ++dropped;
+      }
+      for (std::uint64_t k = 0; k < extrapolated; ++k) {
+        extrapolate();
+      }
+    }
+    ++reads_;
+    last_tick_ = tick;
+    state = DeviceState{};
+    state.tick = tick;
+    state.time_s = static_cast<double>(tick) * kT;
+    state.q_rad = q_;
+    state.q_d_rad = q_;
+    return DeviceStatus::kOk;
+  }
+  DeviceStatus write_once(const DeviceCommand& command) noexcept override {
+    if (writes_++ == slow_packet_) {
+      std::this_thread::sleep_for(slow_write_);
+    }
+    pending_ = command.q_d_rad;
+    pending_arrival_ = Clock::now();
+    return DeviceStatus::kOk;
+  }
+  double period_s() const noexcept override { return kT; }
+
+  std::uint64_t dropped = 0;
+  double worst_acceleration_rad_s2 = 0.0;
+  double worst_jerk_rad_s3 = 0.0;
+
+ private:
+  static constexpr std::chrono::microseconds kPeriod{1000};
+  void apply(const JointArray& q) {
+    for (int i = 0; i < kNumJoints; ++i) {
+      const double v = (q[i] - q_[i]) / kT;
+      const double a = (v - v_[i]) / kT;
+      worst_acceleration_rad_s2 = std::max(worst_acceleration_rad_s2, std::abs(a));
+      worst_jerk_rad_s3 = std::max(worst_jerk_rad_s3, std::abs(a - a_[i]) / kT);
+      q_[i] = q[i];
+      v_[i] = v;
+      a_[i] = a;
+    }
+  }
+  void extrapolate() {
+    for (int i = 0; i < kNumJoints; ++i) {
+      v_[i] += a_[i] * kT;
+      q_[i] += v_[i] * kT;
+    }
+  }
+
+  std::size_t slow_packet_;
+  Clock::duration slow_write_;
+  std::size_t packets_;
+  std::size_t reads_ = 0;
+  std::size_t writes_ = 0;
+  Clock::time_point t0_{};
+  Clock::time_point pending_arrival_{};
+  std::uint64_t last_tick_ = 0;
+  JointArray q_{}, v_{}, a_{};
+  JointArray pending_{};
+};
+
+TEST(RateMatching, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
+  // The slow write is the second command, while the limiter raises the acceleration at full jerk
+  // (0 → 4 → 8 rad/s²): the robot drops it and extrapolates at 4 rad/s².
+  const double a_limit = kFr3Limits.ddq_max_rad_s2[0];  // the robot's own limits
+  const double j_limit = kFr3Limits.dddq_max_rad_s3[0];
+  for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
+    SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
+    ClockedDroppingRobot robot(1, std::chrono::microseconds(1600), 40);
+    AsyncInterfaceConfig config;
+    config.late_commands = policy;
+    AsyncInterface interface(robot, config);
+    JointArray q_far = kFr3HomeRad;
+    q_far[0] += 1.0;
+    q_far[3] += 1.0;
+    const JointArray dq_zero{};
+    interface.submit_command(q_far, dq_zero, 0.0);
+    ASSERT_TRUE(interface.start());
+    for (int k = 1; interface.running() && k < 2000; ++k) {
+      interface.submit_command(q_far, dq_zero, k * 1e-3);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    interface.stop();
+    EXPECT_GE(robot.dropped, 1U);
+    EXPECT_GE(interface.counters().late_commands, 1U);
+    if (policy == LateCommands::kDropped) {
+      EXPECT_LE(robot.worst_acceleration_rad_s2, kMargin * a_limit * (1.0 + 1e-6));
+      EXPECT_LE(robot.worst_jerk_rad_s3, kMargin * j_limit * (1.0 + 1e-6));
+    } else {
+      // Continuing from the dropped command: 2× the step's acceleration, 3× the limiter's jerk.
+      EXPECT_GT(robot.worst_acceleration_rad_s2, a_limit);
+      EXPECT_GT(robot.worst_jerk_rad_s3, j_limit);
+    }
+  }
+}
+
 // ---------------------------------------------------------------- the real-time thread (smoke)
 
 TEST(RateMatching, RealTimeThreadSmoke) {

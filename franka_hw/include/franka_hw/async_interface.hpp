@@ -29,6 +29,12 @@
 //     The wrong model costs a jump of a·T² per period: at 8 rad/s² franka-sim read up to 1.5× our
 //     acceleration and 0.75·a/T of jerk and aborted (joint_motion_generator_velocity/acceleration_
 //     discontinuity). Counted in Counters::anomalous_ticks.
+//   - a command written more than one period after its state was read (preempted between read and
+//     write; judged by the real-time thread only, never in lockstep) is late too, even when the
+//     next state is the next tick: the robot publishes a state every period, so the next one had
+//     gone out before the command. kDropped rewinds it the same way (a robot that dropped it
+//     extrapolated that cycle); kAppliedOnArrival needs nothing (the late command is applied one
+//     cycle before the next one). Counted in Counters::late_commands.
 //   - first packet: the reference starts at the echoed q_d, at rest.
 //
 // Threads: submit_command() and latest_state() from one controller thread; start()/stop(),
@@ -79,7 +85,10 @@ struct AsyncCounters {
   std::uint64_t limiter_activations = 0;  ///< packets where a limit shaped the command
   std::uint64_t largest_command_gap = 0;  ///< most packets between two controller samples
   std::uint64_t anomalous_ticks = 0;      ///< states whose tick delta was not 1
-  std::uint64_t device_errors = 0;        ///< read/write calls that returned an error
+  /// Commands known to have missed their cycle: written more than one period after their state was
+  /// read, or followed by skipped ticks.
+  std::uint64_t late_commands = 0;
+  std::uint64_t device_errors = 0;  ///< read/write calls that returned an error
   /// Largest wall-clock time between two consecutive device commands (write_once calls) since the
   /// start or reset_peaks() [ns]: what the robot would see as a late packet. Meaningful in real time.
   std::int64_t max_write_interval_ns = 0;
@@ -146,7 +155,8 @@ class AsyncInterface {
 
  private:
   void run() noexcept;
-  DeviceStatus packet() noexcept;
+  /// One packet; `real_time`: called by the real-time thread (host-clock timing is meaningful).
+  DeviceStatus packet(bool real_time) noexcept;
   void configure_thread() const;
 
   Device& device_;
@@ -155,6 +165,8 @@ class AsyncInterface {
   RateMatcher matcher_;
   MotionLimiter limiter_;
   MotionLimiter limiter_before_;  // the reference before the last command (kDropped rewinds to it)
+  std::int64_t period_ns_;
+  bool last_write_late_ = false;  // the last command went out more than a period after its read
 
   LatestValue<DeviceState> state_buffer_;
   LatestValue<CommandSample> command_buffer_;
@@ -177,6 +189,7 @@ class AsyncInterface {
   std::atomic<std::uint64_t> limiter_activations_{0};
   std::atomic<std::uint64_t> largest_command_gap_{0};
   std::atomic<std::uint64_t> anomalous_ticks_{0};
+  std::atomic<std::uint64_t> late_commands_{0};
   std::atomic<std::uint64_t> device_errors_{0};
   std::atomic<std::int64_t> max_write_interval_ns_{0};
   std::atomic<std::int64_t> max_latency_ns_{0};
