@@ -394,6 +394,45 @@ TEST(RateMatching, NonFiniteCommandIsRefusedAndThePreviousHeld) {
 // A device whose ticks the test chooses; it echoes the last command like the robot.
 // A device that reports the scripted ticks and, like Franka's control, substitutes each waypoint it
 // got no command for by keeping the acceleration of its last commands and integrating.
+// What a robot keeps of the waypoints it applied, as franka-sim's checker does: backward
+// differences over the cycles between two applied waypoints (velocity, acceleration, jerk), and a
+// missed cycle substituted at constant acceleration (v += a·T, q += v·T). Records the largest
+// acceleration and jerk it computed.
+struct AppliedHistory {
+  JointArray q{}, v{}, a{};
+  double worst_acceleration_rad_s2 = 0.0;
+  double worst_jerk_rad_s3 = 0.0;
+
+  explicit AppliedHistory(const JointArray& q_start) : q(q_start) {}
+  void apply(const JointArray& q_next, std::uint64_t cycles = 1) {
+    const double dt = static_cast<double>(cycles) * kT;
+    for (int i = 0; i < kNumJoints; ++i) {
+      const double v_next = (q_next[i] - q[i]) / dt;
+      const double a_next = (v_next - v[i]) / dt;
+      worst_acceleration_rad_s2 = std::max(worst_acceleration_rad_s2, std::abs(a_next));
+      worst_jerk_rad_s3 = std::max(worst_jerk_rad_s3, std::abs(a_next - a[i]) / dt);
+      q[i] = q_next[i];
+      v[i] = v_next;
+      a[i] = a_next;
+    }
+  }
+  void extrapolate() {
+    for (int i = 0; i < kNumJoints; ++i) {
+      v[i] += a[i] * kT;
+      q[i] += v[i] * kT;
+    }
+  }
+  /// The state of `tick`: the robot at its reference, which it echoes as q_d.
+  DeviceState state_at(std::uint64_t tick) const {
+    DeviceState state;
+    state.tick = tick;
+    state.time_s = static_cast<double>(tick) * kT;
+    state.q_rad = q;
+    state.q_d_rad = q;
+    return state;
+  }
+};
+
 // A robot that judges our commands the way Franka's control (a late command is dropped) or
 // franka-sim (a late command is applied in the cycle it lands in) does: a history of applied
 // waypoints differenced backward over the cycles between them (velocity, acceleration, jerk, as
@@ -403,9 +442,8 @@ TEST(RateMatching, NonFiniteCommandIsRefusedAndThePreviousHeld) {
 // already queued when it went out).
 class ModelRobot final : public Device {
  public:
-  ModelRobot(std::vector<std::uint64_t> ticks, LateCommands model) : ticks_(std::move(ticks)), model_(model) {
-    q_ = kFr3HomeRad;
-  }
+  ModelRobot(std::vector<std::uint64_t> ticks, LateCommands model)
+      : ticks_(std::move(ticks)), model_(model) {}
   DeviceStatus read_once(DeviceState& state) noexcept override {
     if (next_ >= ticks_.size()) {
       return DeviceStatus::kDeviceError;
@@ -415,22 +453,18 @@ class ModelRobot final : public Device {
       const std::uint64_t delta = tick - last_tick_;
       if (delta > 1 && model_ == LateCommands::kDropped) {
         for (std::uint64_t k = 0; k < delta; ++k) {
-          extrapolate();
+          history.extrapolate();
         }
         next_cycles_ = 1;
       } else {
-        apply(pending_, pending_cycles_);
+        history.apply(pending_, pending_cycles_);
         next_cycles_ = delta;
       }
       has_pending_ = false;
     }
     started_ = true;
     last_tick_ = std::max(last_tick_, tick);
-    state = DeviceState{};
-    state.tick = tick;
-    state.time_s = static_cast<double>(tick) * kT;
-    state.q_rad = q_;
-    state.q_d_rad = q_;
+    state = history.state_at(tick);
     return DeviceStatus::kOk;
   }
   DeviceStatus write_once(const DeviceCommand& command) noexcept override {
@@ -443,36 +477,15 @@ class ModelRobot final : public Device {
   double period_s() const noexcept override { return kT; }
 
   std::vector<DeviceCommand> written;
-  double worst_acceleration_rad_s2 = 0.0;  // largest |second difference| the robot computed
-  double worst_jerk_rad_s3 = 0.0;          // largest |third difference|
+  AppliedHistory history{kFr3HomeRad};
 
  private:
-  void apply(const JointArray& q, std::uint64_t cycles) {
-    const double dt = static_cast<double>(cycles) * kT;
-    for (int i = 0; i < kNumJoints; ++i) {
-      const double v = (q[i] - q_[i]) / dt;
-      const double a = (v - v_[i]) / dt;
-      worst_acceleration_rad_s2 = std::max(worst_acceleration_rad_s2, std::abs(a));
-      worst_jerk_rad_s3 = std::max(worst_jerk_rad_s3, std::abs(a - a_[i]) / dt);
-      q_[i] = q[i];
-      v_[i] = v;
-      a_[i] = a;
-    }
-  }
-  void extrapolate() {
-    for (int i = 0; i < kNumJoints; ++i) {
-      v_[i] += a_[i] * kT;
-      q_[i] += v_[i] * kT;
-    }
-  }
-
   std::vector<std::uint64_t> ticks_;
   LateCommands model_;
   std::size_t next_ = 0;
   bool started_ = false;
   std::uint64_t last_tick_ = 0;
-  JointArray q_{}, v_{}, a_{};  // the robot's reference history
-  JointArray pending_{};        // our command for the last state read
+  JointArray pending_{};  // our command for the last state read
   std::uint64_t pending_cycles_ = 1;
   std::uint64_t next_cycles_ = 1;
   bool has_pending_ = false;
@@ -487,6 +500,14 @@ struct SkipRun {
   jtac::hw::AsyncCounters counters;
 };
 
+// A target 1 rad away on joints 1 and 4: the limiter runs at its acceleration bound toward it.
+JointArray far_target() {
+  JointArray q = kFr3HomeRad;
+  q[0] += 1.0;
+  q[3] += 1.0;
+  return q;
+}
+
 SkipRun run_skips(LateCommands robot, LateCommands policy, std::vector<DeviceCommand>* written = nullptr) {
   std::vector<std::uint64_t> ticks;
   for (std::uint64_t t = 1; t <= 30; ++t) ticks.push_back(t);
@@ -497,9 +518,7 @@ SkipRun run_skips(LateCommands robot, LateCommands policy, std::vector<DeviceCom
   AsyncInterfaceConfig config;
   config.late_commands = policy;
   AsyncInterface interface(device, config);
-  JointArray q_far = kFr3HomeRad;
-  q_far[0] += 1.0;
-  q_far[3] += 1.0;
+  const JointArray q_far = far_target();
   const JointArray dq_zero{};
   for (std::size_t p = 0; p < ticks.size(); ++p) {
     interface.submit_command(q_far, dq_zero, static_cast<double>(p) * kT);
@@ -508,7 +527,7 @@ SkipRun run_skips(LateCommands robot, LateCommands policy, std::vector<DeviceCom
   if (written != nullptr) {
     *written = device.written;
   }
-  return {device.worst_acceleration_rad_s2, device.worst_jerk_rad_s3, interface.counters()};
+  return {device.history.worst_acceleration_rad_s2, device.history.worst_jerk_rad_s3, interface.counters()};
 }
 
 TEST(RateMatching, AnomalousTicksFollowThePolicy) {
@@ -544,9 +563,7 @@ class ClockedDroppingRobot final : public Device {
  public:
   using Clock = std::chrono::steady_clock;
   ClockedDroppingRobot(std::size_t slow_packet, Clock::duration slow_write, std::size_t packets)
-      : slow_packet_(slow_packet), slow_write_(slow_write), packets_(packets) {
-    q_ = kFr3HomeRad;
-  }
+      : slow_packet_(slow_packet), slow_write_(slow_write), packets_(packets) {}
   DeviceStatus read_once(DeviceState& state) noexcept override {
     if (reads_ >= packets_) {
       return DeviceStatus::kDeviceError;
@@ -565,22 +582,18 @@ class ClockedDroppingRobot final : public Device {
       // Cycle last_tick_ gets our answer if it arrived before the next state went out.
       std::uint64_t extrapolated = tick - last_tick_;
       if (pending_arrival_ <= t0_ + (last_tick_ + 1) * kPeriod) {
-        apply(pending_);
+        history.apply(pending_);
         --extrapolated;
       } else {
         ++dropped;
       }
       for (std::uint64_t k = 0; k < extrapolated; ++k) {
-        extrapolate();
+        history.extrapolate();
       }
     }
     ++reads_;
     last_tick_ = tick;
-    state = DeviceState{};
-    state.tick = tick;
-    state.time_s = static_cast<double>(tick) * kT;
-    state.q_rad = q_;
-    state.q_d_rad = q_;
+    state = history.state_at(tick);
     return DeviceStatus::kOk;
   }
   DeviceStatus write_once(const DeviceCommand& command) noexcept override {
@@ -594,28 +607,10 @@ class ClockedDroppingRobot final : public Device {
   double period_s() const noexcept override { return kT; }
 
   std::uint64_t dropped = 0;
-  double worst_acceleration_rad_s2 = 0.0;
-  double worst_jerk_rad_s3 = 0.0;
+  AppliedHistory history{kFr3HomeRad};
 
  private:
   static constexpr std::chrono::microseconds kPeriod{1000};
-  void apply(const JointArray& q) {
-    for (int i = 0; i < kNumJoints; ++i) {
-      const double v = (q[i] - q_[i]) / kT;
-      const double a = (v - v_[i]) / kT;
-      worst_acceleration_rad_s2 = std::max(worst_acceleration_rad_s2, std::abs(a));
-      worst_jerk_rad_s3 = std::max(worst_jerk_rad_s3, std::abs(a - a_[i]) / kT);
-      q_[i] = q[i];
-      v_[i] = v;
-      a_[i] = a;
-    }
-  }
-  void extrapolate() {
-    for (int i = 0; i < kNumJoints; ++i) {
-      v_[i] += a_[i] * kT;
-      q_[i] += v_[i] * kT;
-    }
-  }
 
   std::size_t slow_packet_;
   Clock::duration slow_write_;
@@ -625,7 +620,6 @@ class ClockedDroppingRobot final : public Device {
   Clock::time_point t0_{};
   Clock::time_point pending_arrival_{};
   std::uint64_t last_tick_ = 0;
-  JointArray q_{}, v_{}, a_{};
   JointArray pending_{};
 };
 
@@ -640,9 +634,7 @@ TEST(RateMatching, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
     AsyncInterfaceConfig config;
     config.late_commands = policy;
     AsyncInterface interface(robot, config);
-    JointArray q_far = kFr3HomeRad;
-    q_far[0] += 1.0;
-    q_far[3] += 1.0;
+    const JointArray q_far = far_target();
     const JointArray dq_zero{};
     interface.submit_command(q_far, dq_zero, 0.0);
     ASSERT_TRUE(interface.start());
@@ -654,12 +646,12 @@ TEST(RateMatching, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
     EXPECT_GE(robot.dropped, 1U);
     EXPECT_GE(interface.counters().late_commands, 1U);
     if (policy == LateCommands::kDropped) {
-      EXPECT_LE(robot.worst_acceleration_rad_s2, kMargin * a_limit * (1.0 + 1e-6));
-      EXPECT_LE(robot.worst_jerk_rad_s3, kMargin * j_limit * (1.0 + 1e-6));
+      EXPECT_LE(robot.history.worst_acceleration_rad_s2, kMargin * a_limit * (1.0 + 1e-6));
+      EXPECT_LE(robot.history.worst_jerk_rad_s3, kMargin * j_limit * (1.0 + 1e-6));
     } else {
       // Continuing from the dropped command: 2× the step's acceleration, 3× the limiter's jerk.
-      EXPECT_GT(robot.worst_acceleration_rad_s2, a_limit);
-      EXPECT_GT(robot.worst_jerk_rad_s3, j_limit);
+      EXPECT_GT(robot.history.worst_acceleration_rad_s2, a_limit);
+      EXPECT_GT(robot.history.worst_jerk_rad_s3, j_limit);
     }
   }
 }
