@@ -9,7 +9,7 @@ Threads (what runs where):
   preallocated mailboxes, and a *pump* thread takes the core's events (goal results, tares) and the
   recorded rows about every 10 ms. Nothing native ever waits for Python: a Python thread that holds
   the GIL or an event loop that blocks delays only this module's bookkeeping (a recording's rows wait
-  in the native ring, which holds ``ControlLoop.RECORD_CAPACITY`` cycles, and drop, counted, beyond).
+  in the native ring, which holds ``record_buffer_cycles`` cycles, and drop, counted, beyond).
 
 With a lockstep ``SimulatedArm`` there are no threads at all: ``step()`` advances the robot by 1 ms
 packets on a virtual clock (and runs the controller cycles that fall due), and the blocking calls
@@ -508,6 +508,7 @@ class Controller:
             # Below the hardware thread: a late controller must never hold a robot packet off.
             fifo_priority=max(0, priority - 10) if priority > 0 else 0,
             cpu=cpus[-1] if cpus else -1,
+            record_capacity=int(given["record_buffer_cycles"]),
         )
         self._lock = threading.RLock()  # goal table, recordings, pump
         self._goals: dict[int, GoalHandle] = {}

@@ -394,15 +394,22 @@ void bind_hw(py::module_& m) {
 
   py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")
       .def(py::init([](AsyncInterface& interface, jtac_python::Controller& controller, int update_rate_hz,
-                       int fifo_priority, int cpu) {
+                       int fifo_priority, int cpu, std::int64_t record_capacity) {
+             if (record_capacity < 1) {
+               throw std::invalid_argument("record_capacity must be >= 1, got " +
+                                           std::to_string(record_capacity));
+             }
              jtac::hw::ControlLoopConfig config;
              config.update_rate_hz = update_rate_hz;
              config.fifo_priority = fifo_priority;
              config.cpu = cpu;
+             config.record_capacity = static_cast<std::size_t>(record_capacity);
              return std::make_unique<ControlLoop>(interface, controller.core, config);
            }),
            py::arg("interface"), py::arg("controller"), py::kw_only(), py::arg("update_rate_hz") = 1000,
-           py::arg("fifo_priority") = 70, py::arg("cpu") = -1, py::keep_alive<1, 2>(), py::keep_alive<1, 3>())
+           py::arg("fifo_priority") = 70, py::arg("cpu") = -1, py::arg("record_capacity") = 8192,
+           py::keep_alive<1, 2>(), py::keep_alive<1, 3>(),
+           "record_capacity: rows the record ring holds until drained (record_buffer_cycles)")
       .def(
           "start", [](ControlLoop& l) { return l.start(); }, "Real-time mode: starts the controller thread")
       .def(
@@ -453,14 +460,14 @@ void bind_hw(py::module_& m) {
             std::vector<jtac::hw::CycleRecord> rows;
             {
               py::gil_scoped_release release;
-              rows.reserve(ControlLoop::kRecordCapacity);
+              rows.reserve(l.pending_records());
               l.drain(rows);
             }
             return columns(rows);
           },
           "Every recorded row not yet drained, as columns")
       .def_property_readonly("dropped_records", &ControlLoop::dropped_records)
-      .def_readonly_static("RECORD_CAPACITY", &ControlLoop::kRecordCapacity)
+      .def_property_readonly("record_capacity", &ControlLoop::record_capacity)
       .def("timing", [](const ControlLoop& l) { return timing_dict(l.timing()); })
       .def_property_readonly("update_rate_hz", &ControlLoop::update_rate_hz)
       .def_property_readonly("packets_per_cycle", &ControlLoop::packets_per_cycle);

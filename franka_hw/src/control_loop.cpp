@@ -87,7 +87,7 @@ void ControlLoop::init() {
   packets_per_cycle_ = 1000 / rate;
   period_s_ = device_period_s * packets_per_cycle_;
   period_ns_ = 1000000LL * packets_per_cycle_;
-  ring_ = std::make_unique<SpscRing<CycleRecord, kRecordCapacity>>();
+  ring_ = std::make_unique<SpscRingBuffer<CycleRecord>>(config_.record_capacity);
 }
 
 ControlLoop::~ControlLoop() { stop(); }

@@ -36,7 +36,8 @@ using jtac::hw::LoopSnapshot;
 
 // The whole rig: device, interface, controller and loop.
 struct Rig {
-  explicit Rig(int update_rate_hz, ClockMode clock = ClockMode::kLockstep) {
+  explicit Rig(int update_rate_hz, ClockMode clock = ClockMode::kLockstep,
+               std::size_t record_capacity = ControlLoopConfig{}.record_capacity) {
     jtac::hw::MujocoDeviceConfig dc;
     dc.mjcf_xml = jtac::test::read_text_file(JTAC_FR3_MJCF);
     dc.clock = clock;
@@ -57,6 +58,7 @@ struct Rig {
     controller.configure(config, params);
     ControlLoopConfig lc;
     lc.update_rate_hz = update_rate_hz;
+    lc.record_capacity = record_capacity;
     loop = std::make_unique<ControlLoop>(*interface, controller, lc);
   }
 
@@ -226,6 +228,20 @@ TEST(ControlLoop, RecordingNCyclesGivesNRowsAndNoDrops) {
     EXPECT_NEAR(rows[i].time_s - rows[i - 1].time_s, 0.008, 1e-9);
     EXPECT_EQ(rows[i].tick - rows[i - 1].tick, 8U);
   }
+}
+
+TEST(ControlLoop, TheRecordRingHoldsItsConfiguredRowsAndCountsTheRest) {
+  Rig rig(1000, ClockMode::kLockstep, 100);
+  EXPECT_EQ(rig.loop->record_capacity(), 100U);
+  rig.loop->start_recording();
+  rig.run_packets(250);  // nothing drains meanwhile
+  EXPECT_EQ(rig.loop->pending_records(), 100U);
+  EXPECT_EQ(rig.loop->dropped_records(), 150U);
+  std::vector<CycleRecord> rows;
+  EXPECT_EQ(rig.loop->drain(rows), 100U);
+  EXPECT_EQ(rows.front().tick + 99, rows.back().tick);  // the oldest rows are kept
+  rig.run_packets(10);
+  EXPECT_EQ(rig.loop->pending_records(), 10U);
 }
 
 TEST(ControlLoop, CancelMidMotionEndsCanceledWithTheArmAtRest) {

@@ -273,13 +273,18 @@ def test_a_recording_of_n_cycles_has_n_rows_and_no_drops(tmp_path):
     c.stop()
 
 
-def test_rows_the_ring_cannot_hold_are_dropped_and_counted(rig):
-    _, c = rig
-    capacity = _native.ControlLoop.RECORD_CAPACITY
-    with c.record(["time"]) as rec:
-        c.step(capacity + 500)  # one step() call: nothing drains meanwhile
-    assert rec.rows + rec.dropped == capacity + 500
-    assert rec.dropped >= 500 - 1 and rec.rows >= capacity - 1
+@pytest.mark.parametrize("capacity", [1000, 20000])
+def test_rows_the_ring_cannot_hold_are_dropped_and_counted(capacity):
+    # record_buffer_cycles sizes the native ring.
+    _, c = _controller(record_buffer_cycles=capacity)
+    try:
+        assert c._loop.record_capacity == capacity
+        with c.record(["time"]) as rec:
+            c.step(capacity + 500)  # one step() call: nothing drains meanwhile
+        assert rec.rows + rec.dropped == capacity + 500
+        assert rec.dropped >= 500 - 1 and rec.rows >= capacity - 1
+    finally:
+        c.stop()
 
 
 # ============================================================================ bad input

@@ -63,6 +63,9 @@ struct ControlLoopConfig {
   int fifo_priority = 70;
   /// Pin the controller thread to this CPU (-1: no pinning).
   int cpu = -1;
+  /// Rows the record ring holds until drain() empties it (allocated at construction; a full ring
+  /// drops and counts): the `record_buffer_cycles` parameter. 8192 ≈ 8 s at 1 kHz.
+  std::size_t record_capacity = 8192;
 };
 
 /// Loop-timing counters; any thread (each field is read atomically, the set is not one instant).
@@ -129,8 +132,6 @@ struct CycleRecord {
 /// The controller thread of the asynchronous interface.
 class ControlLoop {
  public:
-  /// Rows of the record ring (about 8 s at 1 kHz; drain every ~10 ms).
-  static constexpr std::size_t kRecordCapacity = 8192;
   /// Real time: how long after a state's arrival the controller cycle that uses it runs [ns]
   /// (room for the hardware thread to finish its packet and for wake-up latency).
   static constexpr std::int64_t kPhaseOffsetNs = 150'000;
@@ -183,6 +184,10 @@ class ControlLoop {
   std::size_t drain(std::vector<CycleRecord>& rows);
   /// Rows lost because the ring was full.
   std::uint64_t dropped_records() const noexcept { return ring_->dropped(); }
+  /// Rows the record ring holds (ControlLoopConfig::record_capacity).
+  std::size_t record_capacity() const noexcept { return ring_->capacity(); }
+  /// Rows recorded and not drained yet. Any thread (a snapshot).
+  std::size_t pending_records() const noexcept { return ring_->size(); }
 
   /// Loop timing; any thread.
   LoopTiming timing() const noexcept;
@@ -223,7 +228,7 @@ class ControlLoop {
   // Crossings.
   LatestValue<LoopSnapshot> snapshots_;
   const LoopSnapshot* reader_snapshot_ = nullptr;
-  std::unique_ptr<SpscRing<CycleRecord, kRecordCapacity>> ring_;
+  std::unique_ptr<SpscRingBuffer<CycleRecord>> ring_;
   std::atomic<bool> recording_{false};
 
   std::atomic<std::uint64_t> cycles_{0};

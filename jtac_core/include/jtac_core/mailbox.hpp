@@ -7,12 +7,16 @@
 //     previous value (the writer retries later); the reader may inspect a pending value in place
 //     and then take it or hand it back, because the writer cannot touch a pending buffer.
 //   * LatestValue<T>: the newest value wins (parameters); publish() always succeeds.
-// One writer thread and one reader thread per object.
+// One writer thread and one reader thread per object. SpscRing<T, N> / SpscRingBuffer<T>: a queue
+// of values (events, record rows) that drops and counts when full, never waits.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 namespace jtac {
 
@@ -112,20 +116,41 @@ class LatestValue {
   std::atomic<std::uint32_t> middle_{2};
 };
 
-/// Fixed-capacity single-producer single-consumer ring; a full ring drops and counts.
-template <class T, std::size_t Capacity>
-class SpscRing {
-  static_assert((Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
+namespace detail {
 
+/// Storage of a ring whose capacity is a compile-time constant: no heap at all.
+template <class T, std::size_t Capacity>
+struct FixedSlots {
+  std::array<T, Capacity> slots{};
+  static constexpr std::size_t capacity() noexcept { return Capacity; }
+  T& operator[](std::size_t i) noexcept { return slots[i]; }
+};
+
+/// Storage of a ring whose capacity is chosen at construction: one heap block, allocated then.
+template <class T>
+struct HeapSlots {
+  explicit HeapSlots(std::size_t capacity) : slots(std::make_unique<T[]>(capacity)), size(capacity) {}
+  std::unique_ptr<T[]> slots;
+  std::size_t size;
+  std::size_t capacity() const noexcept { return size; }
+  T& operator[](std::size_t i) noexcept { return slots[i]; }
+};
+
+/// Single-producer single-consumer ring over `Slots`; a full ring drops and counts.
+template <class T, class Slots>
+class SpscRingOver {
  public:
+  template <class... Args>
+  explicit SpscRingOver(Args&&... args) : slots_(std::forward<Args>(args)...) {}
+
   /// Appends a copy of `value`; false (counted in dropped()) when full. Producer thread only.
   bool push(const T& value) noexcept {
     const std::size_t head = head_.load(std::memory_order_relaxed);
-    if (head - tail_.load(std::memory_order_acquire) >= Capacity) {
+    if (head - tail_.load(std::memory_order_acquire) >= slots_.capacity()) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
-    slots_[head & (Capacity - 1)] = value;
+    slots_[head % slots_.capacity()] = value;
     head_.store(head + 1, std::memory_order_release);
     return true;
   }
@@ -136,19 +161,43 @@ class SpscRing {
     if (tail == head_.load(std::memory_order_acquire)) {
       return false;
     }
-    out = slots_[tail & (Capacity - 1)];
+    out = slots_[tail % slots_.capacity()];
     tail_.store(tail + 1, std::memory_order_release);
     return true;
   }
 
   /// Values lost because the ring was full.
   std::uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
+  /// How many values the ring holds at most.
+  std::size_t capacity() const noexcept { return slots_.capacity(); }
+  /// Values waiting to be popped (exact from the consumer thread, a snapshot from any other).
+  std::size_t size() const noexcept {
+    return head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_acquire);
+  }
 
  private:
-  std::array<T, Capacity> slots_{};
+  Slots slots_;
   std::atomic<std::size_t> head_{0};
   std::atomic<std::size_t> tail_{0};
   std::atomic<std::uint64_t> dropped_{0};
+};
+
+}  // namespace detail
+
+/// Fixed-capacity single-producer single-consumer ring (no heap); a full ring drops and counts.
+template <class T, std::size_t Capacity>
+class SpscRing : public detail::SpscRingOver<T, detail::FixedSlots<T, Capacity>> {
+  static_assert((Capacity & (Capacity - 1)) == 0, "capacity must be a power of two");
+};
+
+/// The same ring with its capacity chosen at construction (allocated then, once; push and pop never
+/// allocate): for a size that is a parameter, e.g. the controller's record ring.
+template <class T>
+class SpscRingBuffer : public detail::SpscRingOver<T, detail::HeapSlots<T>> {
+ public:
+  /// `capacity` ≥ 1 values (0 is taken as 1). Allocates. Not real-time safe.
+  explicit SpscRingBuffer(std::size_t capacity)
+      : detail::SpscRingOver<T, detail::HeapSlots<T>>(capacity > 0 ? capacity : 1) {}
 };
 
 }  // namespace jtac
