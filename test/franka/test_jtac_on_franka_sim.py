@@ -11,6 +11,7 @@ communication_constraints_violation would end the goal with libfranka's message)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 import time
@@ -46,6 +47,17 @@ def _controller(sim, control="position", **overrides):
     return arm, Controller(arm, **params).start()
 
 
+@contextlib.contextmanager
+def _running(sim, control="position", **overrides):
+    """An arm and a started Controller on it; stopped and closed afterwards."""
+    arm, c = _controller(sim, control, **overrides)
+    try:
+        yield arm, c
+    finally:
+        c.stop()
+        arm.close()
+
+
 def _no_reflex(arm, controller):
     assert controller.hardware_error is None, controller.hardware_error
     assert not arm.device.has_error, arm.device.last_error
@@ -53,8 +65,7 @@ def _no_reflex(arm, controller):
 
 @pytest.mark.parametrize("rate", [1000, 500, 125])
 def test_a_goal_through_the_python_api_at_every_controller_rate(franka_sim, rate):
-    arm, c = _controller(franka_sim, update_rate=rate)
-    try:
+    with _running(franka_sim, update_rate=rate) as (arm, c):
         q0 = c.state.q_cmd
         with c.record(["time", "q", "q_ref"]) as rec:
             result = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), timeout=10.0)
@@ -66,14 +77,10 @@ def test_a_goal_through_the_python_api_at_every_controller_rate(franka_sim, rate
         timing = c.timing()
         assert timing["hardware"]["device_errors"] == 0
         _no_reflex(arm, c)
-    finally:
-        c.stop()
-        arm.close()
 
 
 def test_joint_velocity_control_follows_a_goal(franka_sim):
-    arm, c = _controller(franka_sim, control="velocity")
-    try:
+    with _running(franka_sim, control="velocity") as (arm, c):
         q0 = c.state.q_cmd
         result = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), timeout=10.0)
         assert result.ok, result.message
@@ -83,14 +90,10 @@ def test_joint_velocity_control_follows_a_goal(franka_sim):
         # joint impedance controller tracks.
         np.testing.assert_allclose(c.state.q, q0 + DELTA, atol=0.02)
         _no_reflex(arm, c)
-    finally:
-        c.stop()
-        arm.close()
 
 
 def test_cancel_mid_motion_stops_without_a_reflex(franka_sim):
-    arm, c = _controller(franka_sim)
-    try:
+    with _running(franka_sim) as (arm, c):
         q0 = c.state.q_cmd
         handle = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), wait=False)
         time.sleep(0.9)
@@ -102,14 +105,10 @@ def test_cancel_mid_motion_stops_without_a_reflex(franka_sim):
         time.sleep(0.2)
         assert np.abs(c.state.dq).max() < 0.02
         _no_reflex(arm, c)
-    finally:
-        c.stop()
-        arm.close()
 
 
 def test_a_125_hz_stream_for_10_s_is_rate_matched_without_a_reflex(franka_sim):
-    arm, c = _controller(franka_sim)
-    try:
+    with _running(franka_sim) as (arm, c):
         start = c.state.q_cmd
         lag = []
         with c.stream() as stream:
@@ -126,9 +125,6 @@ def test_a_125_hz_stream_for_10_s_is_rate_matched_without_a_reflex(franka_sim):
             assert stream.targets_taken > 1000
         assert np.percentile(lag, 50) < 0.03
         _no_reflex(arm, c)
-    finally:
-        c.stop()
-        arm.close()
 
 
 def _hold_gil(seconds: float) -> None:
@@ -138,8 +134,7 @@ def _hold_gil(seconds: float) -> None:
 
 
 def test_python_blocking_300_ms_and_a_gil_hog_during_a_motion(franka_sim):
-    arm, c = _controller(franka_sim)
-    try:
+    with _running(franka_sim) as (arm, c):
         q0 = c.state.q_cmd
 
         async def blocked_event_loop():
@@ -168,9 +163,6 @@ def test_python_blocking_300_ms_and_a_gil_hog_during_a_motion(franka_sim):
             file=sys.stderr,
         )
         _no_reflex(arm, c)
-    finally:
-        c.stop()
-        arm.close()
 
 
 def test_a_reflex_is_reported_and_automatic_error_recovery_resumes(franka_sim):
@@ -277,8 +269,7 @@ def test_a_goal_through_the_ros_node_on_franka_sim(franka_sim):
 def test_a_robot_outage_ends_the_goal_with_libfrankas_message_and_a_new_connection_resumes(franka_sim):
     import signal
 
-    arm, c = _controller(franka_sim)
-    try:
+    with _running(franka_sim) as (arm, c):
         q0 = c.state.q_cmd
         handle = c.follow(Trajectory.quintic(q0, q0 + DELTA, 3.0), wait=False)
         time.sleep(0.5)
@@ -295,16 +286,9 @@ def test_a_robot_outage_ends_the_goal_with_libfrankas_message_and_a_new_connecti
         # New goals are refused with the same reason until the arm is recovered.
         refused = c.follow(Trajectory.quintic(c.state.q_cmd, q0, 1.0), timeout=5.0)
         assert not refused.ok and "libfranka" in refused.message
-    finally:
-        c.stop()
-        arm.close()
     # The connection did not survive the outage: a new one (the robot's error state is cleared as a
     # new FrankaArm connects and starts its motion) takes goals again.
-    arm, c = _controller(franka_sim)
-    try:
+    with _running(franka_sim) as (arm, c):
         q = c.state.q_cmd
         assert c.follow(Trajectory.quintic(q, q - 0.5 * DELTA, 1.5), timeout=10.0).ok
         _no_reflex(arm, c)
-    finally:
-        c.stop()
-        arm.close()
