@@ -19,6 +19,7 @@ stays in pytest's tmp directory (`franka_sim.log_path`).
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import ipaddress
 import itertools
@@ -28,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +42,11 @@ SIM_SERVER = Path(__file__).resolve().parent / "sim_server.py"
 MODEL = Path(__file__).resolve().parent / "fr3_nomesh.xml"
 FCI_PORT = 1337  # libfranka connects to this port, always
 READY_TIMEOUT_S = 30.0
+# franka-sim stands for the robot's controller, which never shares a CPU with the client: it runs at
+# SCHED_FIFO 50 where that is allowed (below jtac's hardware and controller threads, 80 / 70, as in
+# bench_franka_sim.py), so that a test's own load (a GIL-holding thread) cannot starve its command
+# receiver into communication_constraints_violation. Refused: normal priority and one warning.
+SERVER_FIFO_PRIORITY = 50
 STOP_TIMEOUT_S = 10.0
 # pylibfranka holds the GIL and libfranka waits without a timeout when the server is busy with another
 # client: a connect that hangs this long dumps every thread's stack and ends pytest, instead of hanging
@@ -134,6 +141,12 @@ class FrankaSim:
                 self.process.wait()
 
 
+def _server_to_fifo() -> None:
+    """In the server's child process before exec: SCHED_FIFO, inherited by every thread it starts."""
+    with contextlib.suppress(OSError):  # no rtprio: the parent sees the policy and warns
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(SERVER_FIFO_PRIORITY))
+
+
 def _start_server(log_dir: Path, slot: int, comm: bool, motion: bool) -> FrankaSim:
     flags = [] if comm else ["--no-enforce-comm-constraints"]
     flags += [] if motion else ["--no-enforce-motion-limits"]
@@ -154,8 +167,14 @@ def _start_server(log_dir: Path, slot: int, comm: bool, motion: bool) -> FrankaS
             # SIGTERM; --parent-pid makes it exit with pytest even if pytest is killed.
             process = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=_server_to_fifo,
             )  # fmt: skip
+        if os.sched_getscheduler(process.pid) != os.SCHED_FIFO:
+            warnings.warn(
+                f"franka-sim on {ip} runs at normal priority (SCHED_FIFO {SERVER_FIFO_PRIORITY} refused): "
+                "under load its command receiver can be starved into communication_constraints_violation",
+                stacklevel=1,
+            )
         sim = FrankaSim(ip, FCI_PORT, comm, motion, log_path, process)
         while True:
             text = log_path.read_text(errors="replace")
