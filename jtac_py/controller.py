@@ -500,6 +500,8 @@ class Controller:
             ddq_max_rad_s2=spec.ddq_max_rad_s2,
             dddq_max_rad_s3=spec.dddq_max_rad_s3,
             late_commands=getattr(hardware, "late_commands", "dropped"),
+            # The FR3's position-based velocity envelope (franka_hw/README.md); the Panda has none.
+            position_based_velocity_limits=spec.velocity_bound_coeffs is not None,
         )
         self._loop = _native.ControlLoop(
             self._interface,
@@ -772,6 +774,13 @@ class Controller:
             "hardware": self._interface.counters(),
             "dext": self._interface.latency(),
         }
+
+    def packet_trace(self) -> dict[str, np.ndarray]:
+        """The hardware thread's flight recorder: its last 256 packets (oldest first) as column arrays
+        (packet, tick, read_ns, write_ns, step_periods, flags, q_d_echo, q_cmd, dq_cmd; see
+        _native.AsyncInterface.packet_trace). After the thread stopped — stop(), or a device error such
+        as a reflex, where it shows what the robot was sent just before. Raises while it runs."""
+        return self._interface.packet_trace()
 
     def device_command(self) -> tuple[np.ndarray, np.ndarray]:
         """(q_d [rad], dq_d [rad/s]) of the last 1 kHz packet written to the robot, after rate matching

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -54,6 +55,46 @@ py::array_t<double> array_of(const std::array<double, N>& v) {
   return py::array_t<double>(static_cast<py::ssize_t>(N), v.data());
 }
 
+// The flight recorder as column arrays (packet, tick, read/write host time, flags, q_d echo, command).
+py::dict trace_dict(const jtac::hw::AsyncInterface& a) {
+  using jtac::hw::AsyncInterface;
+  auto records = std::make_unique<std::array<jtac::hw::PacketRecord, AsyncInterface::kTraceCapacity>>();
+  const std::size_t n = a.packet_trace(*records);
+  const auto rows = static_cast<py::ssize_t>(n);
+  py::array_t<std::uint64_t> packet(rows), tick(rows), step_periods(rows);
+  py::array_t<std::int64_t> read_ns(rows), write_ns(rows);
+  py::array_t<std::uint8_t> flags(rows);
+  py::array_t<double> q_d_echo({rows, py::ssize_t{7}}), q_cmd({rows, py::ssize_t{7}}),
+      dq_cmd({rows, py::ssize_t{7}});
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& r = (*records)[k];
+    const auto i = static_cast<py::ssize_t>(k);
+    packet.mutable_at(i) = r.packet;
+    tick.mutable_at(i) = r.tick;
+    step_periods.mutable_at(i) = r.step_periods;
+    read_ns.mutable_at(i) = r.read_ns;
+    write_ns.mutable_at(i) = r.write_ns;
+    flags.mutable_at(i) = r.flags;
+    for (py::ssize_t j = 0; j < 7; ++j) {
+      const auto jj = static_cast<std::size_t>(j);
+      q_d_echo.mutable_at(i, j) = r.q_d_echo_rad[jj];
+      q_cmd.mutable_at(i, j) = r.q_cmd_rad[jj];
+      dq_cmd.mutable_at(i, j) = r.dq_cmd_rad_s[jj];
+    }
+  }
+  py::dict d;
+  d["packet"] = packet;
+  d["tick"] = tick;
+  d["read_ns"] = read_ns;
+  d["write_ns"] = write_ns;
+  d["step_periods"] = step_periods;
+  d["flags"] = flags;
+  d["q_d_echo"] = q_d_echo;
+  d["q_cmd"] = q_cmd;
+  d["dq_cmd"] = dq_cmd;
+  return d;
+}
+
 py::dict counters_dict(const jtac::hw::AsyncCounters& c) {
   py::dict d;
   d["packets"] = c.packets;
@@ -64,6 +105,7 @@ py::dict counters_dict(const jtac::hw::AsyncCounters& c) {
   d["largest_command_gap"] = c.largest_command_gap;
   d["anomalous_ticks"] = c.anomalous_ticks;
   d["late_commands"] = c.late_commands;
+  d["late_reads"] = c.late_reads;
   d["device_errors"] = c.device_errors;
   d["max_write_interval_s"] = static_cast<double>(c.max_write_interval_ns) * 1e-9;
   d["max_latency_s"] = static_cast<double>(c.max_latency_ns) * 1e-9;
@@ -312,7 +354,8 @@ void bind_hw(py::module_& m) {
                              "The hardware real-time thread: rate matching, limiter, one packet per tick")
       .def(py::init([](jtac::hw::Device& device, double limit_margin, int fifo_priority, int cpu,
                        const std::optional<InputArray>& dq_max, const std::optional<InputArray>& ddq_max,
-                       const std::optional<InputArray>& dddq_max, const std::string& late_commands) {
+                       const std::optional<InputArray>& dddq_max, const std::string& late_commands,
+                       bool position_based_velocity_limits) {
              jtac::hw::AsyncInterfaceConfig config;
              if (late_commands == "dropped") {
                config.late_commands = jtac::hw::LateCommands::kDropped;
@@ -336,6 +379,7 @@ void bind_hw(py::module_& m) {
              if (dddq_max) {
                config.limits.dddq_max_rad_s3 = fixed<7>(*dddq_max, "dddq_max_rad_s3");
              }
+             config.limits.position_based_velocity_limits = position_based_velocity_limits;
              config.fifo_priority = fifo_priority;
              config.cpu = cpu;
              return std::make_unique<AsyncInterface>(device, config);
@@ -343,10 +387,12 @@ void bind_hw(py::module_& m) {
            py::arg("device"), py::kw_only(), py::arg("limit_margin") = 0.8, py::arg("fifo_priority") = 80,
            py::arg("cpu") = -1, py::arg("dq_max_rad_s") = py::none(), py::arg("ddq_max_rad_s2") = py::none(),
            py::arg("dddq_max_rad_s3") = py::none(), py::arg("late_commands") = "dropped",
-           py::keep_alive<1, 2>(),
+           py::arg("position_based_velocity_limits") = true, py::keep_alive<1, 2>(),
            "Limits default to the FR3's published ones; the limiter allows limit_margin of them. "
            "late_commands: what the robot does with a command that missed its cycle, 'dropped' (Franka's "
-           "control) or 'applied' (franka-sim); it decides how the reference continues after skipped ticks")
+           "control) or 'applied' (franka-sim); it decides how the reference continues after skipped ticks. "
+           "position_based_velocity_limits: keep the velocity inside the FR3's position-based envelope "
+           "(False for a robot without one, e.g. the Panda)")
       .def(
           "start", [](AsyncInterface& a) { return a.start(); }, "Starts the real-time thread")
       .def(
@@ -374,7 +420,21 @@ void bind_hw(py::module_& m) {
       .def(
           "latency", [](const AsyncInterface& a) { return latency_dict(a.latency()); },
           "dEXT (read-to-write) over the last 1024 packets [s]")
-      .def("reset_peaks", &AsyncInterface::reset_peaks);
+      .def("reset_peaks", &AsyncInterface::reset_peaks)
+      .def(
+          "packet_trace",
+          [](const AsyncInterface& a) {
+            if (a.running()) {
+              throw std::logic_error(
+                  "AsyncInterface.packet_trace: only while the real-time thread is stopped");
+            }
+            return trace_dict(a);
+          },
+          "The flight recorder: the last packets (up to 256, oldest first) as column arrays — packet, "
+          "tick, read_ns/write_ns (host steady clock), step_periods, flags (1 anomalous tick, 2 late, "
+          "4 sample taken, 8 held, 16 limited, 32 late read), q_d_echo, q_cmd, dq_cmd (n, 7). After stop() "
+          "or after "
+          "the thread ended on a device error.");
 
   py::class_<jtac::hw::StreamLaw>(m, "StreamLaw",
                                   "A control law following a streamed joint target (ControlLoop.use_law)")

@@ -49,7 +49,8 @@ AsyncInterface::AsyncInterface(Device& device, const AsyncInterfaceConfig& confi
       matcher_(matcher_config(config, period_s_)),
       limiter_(period_s_, config.limit_margin, config.limits),
       limiter_before_(limiter_),
-      period_ns_(static_cast<std::int64_t>(std::llround(period_s_ * 1e9))) {
+      period_ns_(static_cast<std::int64_t>(std::llround(period_s_ * 1e9))),
+      trace_(std::make_unique<std::array<PacketRecord, kTraceCapacity>>()) {
   for (auto& slot : latency_ns_) {
     slot.store(-1, std::memory_order_relaxed);
   }
@@ -121,6 +122,12 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   state_buffer_.publish();
 
   const std::uint64_t packet_index = packets_.load(std::memory_order_relaxed);
+  PacketRecord& record = (*trace_)[packet_index % kTraceCapacity];
+  record.packet = packet_index;
+  record.tick = state_.tick;
+  record.read_ns = read_ns;
+  record.q_d_echo_rad = state_.q_d_rad;
+  record.flags = 0;
   std::uint64_t step_periods = 1;
   if (!started_) {
     limiter_.reset(state_.q_d_rad);
@@ -130,6 +137,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
     const std::uint64_t delta = state_.tick - last_tick_;
     if (delta != 1) {
       bump(anomalous_ticks_);
+      record.flags |= PacketRecord::kAnomalousTick;
     }
     if (delta == 0) {
       // A duplicate state: nothing advances, the previous command goes out again.
@@ -139,10 +147,22 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
       }
       return write_status;
     }
-    if (delta > 1 || last_write_late_) {
+    // The previous command went out on time and this reader came back after the next cycles had
+    // passed (preempted between write and read): the states in between were published after the
+    // write. Only the real-time thread's clock can tell; see the top of async_interface.hpp.
+    const bool read_late = real_time && delta > 1 && !last_write_late_ &&
+                           read_ns - last_write_done_ns_ >= static_cast<std::int64_t>(delta - 1) * period_ns_;
+    if (read_late) {
+      // Whatever the robot does with late commands, ours was applied and the robot substituted
+      // the delta − 1 cycles it did not get a command for.
+      bump(late_reads_);
+      record.flags |= PacketRecord::kLateRead;
+      limiter_.extrapolate(delta - 1);
+    } else if (delta > 1 || last_write_late_) {
       // Our previous command was late (see the top of async_interface.hpp): continue from what the
       // robot judges the next command against.
       bump(late_commands_);
+      record.flags |= PacketRecord::kLate;
       if (config_.late_commands == LateCommands::kDropped) {
         limiter_ = limiter_before_;
         limiter_.extrapolate(delta);
@@ -157,6 +177,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   if (const CommandSample* sample = command_buffer_.take_new()) {
     if (matcher_.on_sample(*sample, state_.q_d_rad, state_.tick)) {
       bump(commands_received_);
+      record.flags |= PacketRecord::kSample;
       if (had_sample_) {
         store_max(largest_command_gap_, packet_index - last_sample_packet_);
       }
@@ -172,12 +193,14 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   bool limited = false;
   if (target_.hold) {
     bump(held_packets_);
+    record.flags |= PacketRecord::kHeld;
     limited = limiter_.brake(step_periods);
   } else {
     limited = limiter_.step(target_.q_rad, target_.dq_rad_s, step_periods);
   }
   if (limited) {
     bump(limiter_activations_);
+    record.flags |= PacketRecord::kLimited;
   }
   command_.q_d_rad = limiter_.q_rad();
   command_.dq_d_rad_s = limiter_.dq_rad_s();
@@ -185,6 +208,11 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
 
   const DeviceStatus write_status = device_.write_once(command_);
   const std::int64_t write_ns = steady_ns();
+  last_write_done_ns_ = write_ns;
+  record.write_ns = write_ns;
+  record.step_periods = step_periods;
+  record.q_cmd_rad = command_.q_d_rad;
+  record.dq_cmd_rad_s = command_.dq_d_rad_s;
   // Only the real-time thread's clock means anything; lockstep stays deterministic.
   last_write_late_ = real_time && write_ns - read_ns > period_ns_;
   latency_ns_[packet_index % kLatencyWindow].store(write_ns - read_ns, std::memory_order_relaxed);
@@ -238,6 +266,7 @@ AsyncCounters AsyncInterface::counters() const noexcept {
   result.largest_command_gap = largest_command_gap_.load(std::memory_order_relaxed);
   result.anomalous_ticks = anomalous_ticks_.load(std::memory_order_relaxed);
   result.late_commands = late_commands_.load(std::memory_order_relaxed);
+  result.late_reads = late_reads_.load(std::memory_order_relaxed);
   result.device_errors = device_errors_.load(std::memory_order_relaxed);
   result.max_write_interval_ns = max_write_interval_ns_.load(std::memory_order_relaxed);
   result.max_latency_ns = max_latency_ns_.load(std::memory_order_relaxed);
@@ -252,6 +281,18 @@ void AsyncInterface::reset_peaks() noexcept {
     slot.store(-1, std::memory_order_relaxed);
   }
   peaks_reset_.store(true, std::memory_order_release);
+}
+
+std::size_t AsyncInterface::packet_trace(std::array<PacketRecord, kTraceCapacity>& out) const noexcept {
+  if (running()) {
+    return 0;
+  }
+  const std::uint64_t packets = packets_.load(std::memory_order_relaxed);
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(packets, kTraceCapacity));
+  for (std::size_t k = 0; k < n; ++k) {
+    out[k] = (*trace_)[(packets - n + k) % kTraceCapacity];
+  }
+  return n;
 }
 
 LatencyStats AsyncInterface::latency() const noexcept {

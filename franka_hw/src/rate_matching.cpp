@@ -25,6 +25,20 @@ MotionLimiter::MotionLimiter(double period_s, double margin, const JointLimits& 
     limits_.ddq_max_rad_s2[i] = margin_ * limits.ddq_max_rad_s2[i];
     limits_.dddq_max_rad_s3[i] = margin_ * limits.dddq_max_rad_s3[i];
   }
+  limits_.position_based_velocity_limits = limits.position_based_velocity_limits;
+  limits_.q_min_rad = limits.q_min_rad;
+  limits_.q_max_rad = limits.q_max_rad;
+  limits_.velocity_offset_rad_s = limits.velocity_offset_rad_s;
+  limits_.deceleration_limit_rad_s2 = limits.deceleration_limit_rad_s2;
+  for (int i = 0; i < kNumJoints; ++i) {
+    const double d = limits.deceleration_limit_rad_s2[i];
+    envelope_[i] = limits.position_based_velocity_limits && d > 0.0 && std::isfinite(d) &&
+                   limits.q_min_rad[i] < limits.q_max_rad[i] &&
+                   std::isfinite(limits.velocity_offset_rad_s[i]);
+    // The braking curve S may ask for at most the acceleration bound b: m²·d_e ≤ b.
+    envelope_decel_rad_s2_[i] =
+        envelope_[i] ? std::min(d, limits_.ddq_max_rad_s2[i] / (margin_ * margin_)) : 0.0;
+  }
 }
 
 void MotionLimiter::reset(const JointArray& q_rad) noexcept {
@@ -58,6 +72,49 @@ double MotionLimiter::acceleration_wish(int i, double v_wish, double dt_s) const
   return std::clamp(a_dead_beat, -a_cap, a_cap);
 }
 
+double MotionLimiter::envelope_speed(int i, double s_rad) const noexcept {
+  // S(s) = m·max(0, min(dq_max, √(2·d_e·s) − c) − tol): the robot's envelope at distance s from the
+  // range end × the margin, with d_e ≤ d so that following it needs no more deceleration than the
+  // acceleration bound.
+  const double root = std::sqrt(2.0 * envelope_decel_rad_s2_[i] * std::max(s_rad, 0.0));
+  const double dq_max = limits_.dq_max_rad_s[i] / margin_;  // published
+  return margin_ * std::max(0.0, std::min(dq_max, root - limits_.velocity_offset_rad_s[i]) -
+                                     kJointVelocityLimitsToleranceRadS);
+}
+
+// How far the state after a step with acceleration a_new breaks the envelope condition toward the
+// upper range end (> 0: inadmissible): the velocity's peak while the acceleration turns to −b at
+// full jerk, against S at the distance left once that turn is over (reached at most at that peak).
+// Non-decreasing in a_new.
+double MotionLimiter::upper_excess(int i, double a_new, double dt_s) const noexcept {
+  const double j = limits_.dddq_max_rad_s3[i];
+  const double b = limits_.ddq_max_rad_s2[i];
+  const double v_next = v_[i] + a_new * dt_s;
+  const double q_next = q_[i] + v_next * dt_s;
+  const double a_up = std::max(a_new, 0.0);
+  const double v_peak = v_next + a_up * a_up / (2.0 * j);
+  if (v_peak <= 0.0) {
+    return v_peak;  // not moving toward the upper end, not even while the acceleration turns
+  }
+  const double turn_s = std::max(0.0, (a_new + b) / j);
+  return v_peak - envelope_speed(i, limits_.q_max_rad[i] - q_next - turn_s * v_peak);
+}
+
+// The mirror image for the lower range end: speed toward it. Non-increasing in a_new.
+double MotionLimiter::lower_excess(int i, double a_new, double dt_s) const noexcept {
+  const double j = limits_.dddq_max_rad_s3[i];
+  const double b = limits_.ddq_max_rad_s2[i];
+  const double v_next = v_[i] + a_new * dt_s;
+  const double q_next = q_[i] + v_next * dt_s;
+  const double a_down = std::max(-a_new, 0.0);
+  const double v_peak = -v_next + a_down * a_down / (2.0 * j);
+  if (v_peak <= 0.0) {
+    return v_peak;
+  }
+  const double turn_s = std::max(0.0, (b - a_new) / j);
+  return v_peak - envelope_speed(i, q_next - limits_.q_min_rad[i] - turn_s * v_peak);
+}
+
 bool MotionLimiter::step_joint(int i, double a_wish, double dt_s) noexcept {
   const double T = dt_s;
   const double v_max = limits_.dq_max_rad_s[i];
@@ -82,6 +139,43 @@ bool MotionLimiter::step_joint(int i, double a_wish, double dt_s) noexcept {
   }
   if (v_max + v >= 0.0) {
     lo = std::max(lo, jT - std::sqrt(jT * jT + 2.0 * j_max * (v_max + v)));
+  }
+  if (envelope_[i]) {
+    // The largest a' in the box that keeps the upper end's condition, the smallest for the lower
+    // end: bisection on the monotone excess (a fixed number of halvings of a box at most 2·a_max
+    // wide, well below 1e-9 rad/s²), ending on the admissible side. When even the box's end breaks
+    // it (only from a state that broke the invariant, e.g. after extrapolate()), that end.
+    constexpr int kHalvings = 48;
+    if (upper_excess(i, box_hi, T) > 0.0) {
+      double ok = box_lo;
+      double bad = box_hi;
+      if (upper_excess(i, ok, T) <= 0.0) {
+        for (int k = 0; k < kHalvings; ++k) {
+          const double mid = 0.5 * (ok + bad);
+          if (upper_excess(i, mid, T) <= 0.0) {
+            ok = mid;
+          } else {
+            bad = mid;
+          }
+        }
+      }
+      hi = std::min(hi, ok);
+    }
+    if (lower_excess(i, box_lo, T) > 0.0) {
+      double ok = box_hi;
+      double bad = box_lo;
+      if (lower_excess(i, ok, T) <= 0.0) {
+        for (int k = 0; k < kHalvings; ++k) {
+          const double mid = 0.5 * (ok + bad);
+          if (lower_excess(i, mid, T) <= 0.0) {
+            ok = mid;
+          } else {
+            bad = mid;
+          }
+        }
+      }
+      lo = std::max(lo, ok);
+    }
   }
   double a_new = a_wish;
   if (lo <= hi) {

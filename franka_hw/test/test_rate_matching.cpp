@@ -20,6 +20,7 @@
 #include "franka_hw/mujoco_device.hpp"
 #include "franka_hw/rate_matching.hpp"
 #include "jtac_test_support.hpp"
+#include "model_robots.hpp"
 
 namespace {
 
@@ -31,6 +32,7 @@ using jtac::hw::DeviceCommand;
 using jtac::hw::DeviceState;
 using jtac::hw::DeviceStatus;
 using jtac::hw::JointArray;
+using jtac::hw::JointLimits;
 using jtac::hw::kFr3HomeRad;
 using jtac::hw::kFr3Limits;
 using jtac::hw::kNumJoints;
@@ -38,6 +40,9 @@ using jtac::hw::LateCommands;
 using jtac::hw::MotionLimiter;
 using jtac::hw::MujocoDevice;
 using jtac::hw::MujocoDeviceConfig;
+using jtac::hw::test::AppliedHistory;
+using jtac::hw::test::ClockedDroppingRobot;
+using jtac::hw::test::far_target;
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kT = 0.001;
@@ -156,6 +161,340 @@ TEST(RateMatching, LimiterSettlesOnAHeldStepAndPassesASmoothTarget) {
   }
   EXPECT_EQ(activations, 0);
   EXPECT_LT(worst_error, 1e-6);
+}
+
+// ---------------------------------------------------------------- the FR3's position-based envelope
+
+// The FR3's envelope written out independently, as the robot (libfranka >= 0.15
+// JointVelocityLimitsConfig) and franka-sim 1.1.7 (limits/tables.py, from its fr3.urdf) compute it:
+// v_upper(q) = min(v_max, max(0, √(2d(q_max − q)) − c)) − tol, v_lower mirrored, tol = 1 mrad/s.
+struct Fr3Joint {
+  double q_min, q_max, v_max, offset, decel;
+};
+constexpr std::array<Fr3Joint, kNumJoints> kFr3Envelope = {{
+    {-2.7501, 2.7501, 2.62, 0.30, 6.0},
+    {-1.7918, 1.7918, 2.62, 0.20, 2.585},
+    {-2.9065, 2.9065, 2.62, 0.20, 3.5},
+    {-3.0481, -0.1458, 2.62, 0.30, 4.0},
+    {-2.8101, 2.8101, 5.26, 0.35, 17.0},
+    {0.54092, 4.5205, 4.18, 0.35, 5.5},
+    {-3.0196, 3.0196, 5.26, 0.35, 17.0},
+}};
+constexpr double kEnvelopeTol = 1e-3;
+
+double fr3_upper_rad_s(int i, double q) {
+  const Fr3Joint& p = kFr3Envelope[i];
+  const double ramp = std::sqrt(std::max(0.0, 2.0 * p.decel * (p.q_max - q)));
+  return std::min(p.v_max, std::max(0.0, ramp - p.offset)) - kEnvelopeTol;
+}
+
+double fr3_lower_rad_s(int i, double q) {
+  const Fr3Joint& p = kFr3Envelope[i];
+  const double ramp = std::sqrt(std::max(0.0, 2.0 * p.decel * (q - p.q_min)));
+  return std::max(-p.v_max, std::min(0.0, p.offset - ramp)) + kEnvelopeTol;
+}
+
+// Within this distance of a range end the robot allows no velocity toward it (v_upper ≤ 0).
+double fr3_stop_zone_rad(int i) {
+  const Fr3Joint& p = kFr3Envelope[i];
+  return (p.offset + kEnvelopeTol) * (p.offset + kEnvelopeTol) / (2.0 * p.decel);
+}
+
+TEST(RateMatching, Fr3LimitsCarryTheUrdfEnvelope) {
+  EXPECT_TRUE(kFr3Limits.position_based_velocity_limits);
+  EXPECT_FALSE(jtac::hw::kPandaLimits.position_based_velocity_limits);
+  for (int i = 0; i < kNumJoints; ++i) {
+    EXPECT_EQ(kFr3Limits.q_min_rad[i], kFr3Envelope[i].q_min) << "joint " << i;
+    EXPECT_EQ(kFr3Limits.q_max_rad[i], kFr3Envelope[i].q_max) << "joint " << i;
+    EXPECT_EQ(kFr3Limits.dq_max_rad_s[i], kFr3Envelope[i].v_max) << "joint " << i;
+    EXPECT_EQ(kFr3Limits.velocity_offset_rad_s[i], kFr3Envelope[i].offset) << "joint " << i;
+    EXPECT_EQ(kFr3Limits.deceleration_limit_rad_s2[i], kFr3Envelope[i].decel) << "joint " << i;
+  }
+  EXPECT_EQ(jtac::hw::kJointVelocityLimitsToleranceRadS, kEnvelopeTol);
+  // franka-sim's numbers for joint 4 at 21 mrad below its upper end (the failure it reported: limit
+  // 0.110153 rad/s at the arm's position): the formula agrees to the µrad/s.
+  EXPECT_NEAR(fr3_upper_rad_s(3, -0.1458 - 0.0210), std::sqrt(8.0 * 0.0210) - 0.30 - 1e-3, 1e-12);
+}
+
+// Checks every step against the bounds × margin, the FR3 envelope × margin at the step's new
+// position, and the range: from the limiter's state and from differences of its positions over the
+// step's duration.
+struct EnvelopeChecker {
+  JointArray q_prev{}, a_prev{};
+  double worst_envelope_excess = -1.0;  // max over steps of v − m·v_upper(q), m·v_lower(q) − v [rad/s]
+  double worst_envelope_ratio = 0.0;    // max of v / (m·v_upper(q)) where that bound is > 0.1 rad/s
+  double worst_a_ratio = 0.0, worst_j_ratio = 0.0;
+  double worst_range_excess = -1.0;  // max of how far q entered the robot's no-motion zone at an end
+  JointArray q_highest{}, q_lowest{};
+  JointArray peak_speed_rad_s{};
+
+  explicit EnvelopeChecker(const JointArray& q_start)
+      : q_prev(q_start), q_highest(q_start), q_lowest(q_start) {}
+
+  void check(const MotionLimiter& limiter, double dt_s, double margin = kMargin) {
+    for (int i = 0; i < kNumJoints; ++i) {
+      const double q = limiter.q_rad()[i];
+      const double v = limiter.dq_rad_s()[i];
+      const double a = limiter.ddq_rad_s2()[i];
+      EXPECT_NEAR((q - q_prev[i]) / dt_s, v, 1e-9) << "joint " << i;
+      const double upper = margin * fr3_upper_rad_s(i, q);
+      const double lower = margin * fr3_lower_rad_s(i, q);
+      worst_envelope_excess = std::max({worst_envelope_excess, v - upper, lower - v});
+      if (upper > 0.1) {
+        worst_envelope_ratio = std::max(worst_envelope_ratio, v / upper);
+      }
+      if (lower < -0.1) {
+        worst_envelope_ratio = std::max(worst_envelope_ratio, v / lower);
+      }
+      worst_a_ratio = std::max(worst_a_ratio, std::abs(a) / (margin * kFr3Limits.ddq_max_rad_s2[i]));
+      worst_j_ratio =
+          std::max(worst_j_ratio, std::abs(a - a_prev[i]) / dt_s / (margin * kFr3Limits.dddq_max_rad_s3[i]));
+      const double zone = fr3_stop_zone_rad(i);
+      worst_range_excess = std::max(
+          {worst_range_excess, q - (kFr3Envelope[i].q_max - zone), (kFr3Envelope[i].q_min + zone) - q});
+      peak_speed_rad_s[i] = std::max(peak_speed_rad_s[i], std::abs(v));
+      q_highest[i] = std::max(q_highest[i], q);
+      q_lowest[i] = std::min(q_lowest[i], q);
+      q_prev[i] = q;
+      a_prev[i] = a;
+    }
+  }
+
+  void expect_within(const char* what) const {
+    EXPECT_LE(worst_envelope_excess, 1e-12) << what;
+    EXPECT_LE(worst_a_ratio, 1.0 + kRelTol) << what;
+    EXPECT_LE(worst_j_ratio, 1.0 + 1e-6) << what;
+    EXPECT_LT(worst_range_excess, 0.0) << what;
+  }
+};
+
+// Every joint from home toward a target 10 rad beyond one end of its range, as fast as the limiter
+// goes (the target's own velocity says full speed that way), for `packets` steps of `periods`.
+EnvelopeChecker run_toward_range_end(double direction, int packets, std::uint64_t periods = 1,
+                                     JointArray* q_end = nullptr, JointArray* dq_end = nullptr) {
+  MotionLimiter limiter(kT, kMargin);
+  limiter.reset(kFr3HomeRad);
+  EnvelopeChecker checker(kFr3HomeRad);
+  JointArray target{}, dq_target{};
+  for (int i = 0; i < kNumJoints; ++i) {
+    target[i] = (direction > 0.0 ? kFr3Envelope[i].q_max : kFr3Envelope[i].q_min) + 10.0 * direction;
+    dq_target[i] = direction * kFr3Envelope[i].v_max;
+  }
+  for (int p = 0; p < packets; ++p) {
+    limiter.step(target, dq_target, periods);
+    checker.check(limiter, static_cast<double>(periods) * kT);
+  }
+  if (q_end != nullptr) *q_end = limiter.q_rad();
+  if (dq_end != nullptr) *dq_end = limiter.dq_rad_s();
+  return checker;
+}
+
+TEST(RateMatching, EnvelopeBrakesEveryJointInTimeAtTheUpperEnd) {
+  JointArray q_end, dq_end;
+  const EnvelopeChecker checker = run_toward_range_end(+1.0, 4000, 1, &q_end, &dq_end);
+  checker.expect_within("toward the upper ends");
+  // The envelope was what shaped the motion: reached within 1 %.
+  EXPECT_GT(checker.worst_envelope_ratio, 0.99);
+  for (int i = 0; i < kNumJoints; ++i) {
+    SCOPED_TRACE("joint " + std::to_string(i));
+    // At rest inside the range, where the braking curve S ends: (c + tol)²/(2·d_e) before the end.
+    const double d_e = std::min(kFr3Envelope[i].decel, kFr3Limits.ddq_max_rad_s2[i] / kMargin);
+    const double rest =
+        kFr3Envelope[i].q_max - std::pow(kFr3Envelope[i].offset + kEnvelopeTol, 2) / (2.0 * d_e);
+    EXPECT_NEAR(dq_end[i], 0.0, 1e-8);  // it closes in exponentially (S is linear near its zero)
+    EXPECT_NEAR(q_end[i], rest, 1e-6);
+    EXPECT_LT(q_end[i], kFr3Envelope[i].q_max);
+  }
+  // Joint 5 (index 4) reaches full speed (0.8 × 5.26 rad/s) on its way, then brakes on the envelope.
+  EXPECT_GT(checker.peak_speed_rad_s[4], 0.999 * kMargin * 5.26);
+  std::printf(
+      "upper ends: joint 5 peaks at %.3f rad/s and stops %.2f mrad before its end (robot's "
+      "no-motion zone %.2f mrad)\n",
+      checker.peak_speed_rad_s[4], (kFr3Envelope[4].q_max - q_end[4]) * 1e3, fr3_stop_zone_rad(4) * 1e3);
+}
+
+TEST(RateMatching, EnvelopeBrakesEveryJointInTimeAtTheLowerEnd) {
+  JointArray q_end, dq_end;
+  const EnvelopeChecker checker = run_toward_range_end(-1.0, 4000, 1, &q_end, &dq_end);
+  checker.expect_within("toward the lower ends");
+  EXPECT_GT(checker.worst_envelope_ratio, 0.99);
+  for (int i = 0; i < kNumJoints; ++i) {
+    SCOPED_TRACE("joint " + std::to_string(i));
+    const double d_e = std::min(kFr3Envelope[i].decel, kFr3Limits.ddq_max_rad_s2[i] / kMargin);
+    const double rest =
+        kFr3Envelope[i].q_min + std::pow(kFr3Envelope[i].offset + kEnvelopeTol, 2) / (2.0 * d_e);
+    EXPECT_NEAR(dq_end[i], 0.0, 1e-8);
+    EXPECT_NEAR(q_end[i], rest, 1e-6);
+  }
+}
+
+TEST(RateMatching, EnvelopeHoldsOnStepsOfSeveralPeriods) {
+  for (const std::uint64_t periods : {2U, 3U, 5U}) {
+    SCOPED_TRACE("periods " + std::to_string(periods));
+    for (const double direction : {+1.0, -1.0}) {
+      JointArray q_end, dq_end;
+      const EnvelopeChecker checker =
+          run_toward_range_end(direction, static_cast<int>(4000 / periods), periods, &q_end, &dq_end);
+      checker.expect_within(direction > 0 ? "upper" : "lower");
+      for (int i = 0; i < kNumJoints; ++i) {
+        EXPECT_NEAR(dq_end[i], 0.0, 1e-8) << "joint " << i;
+      }
+    }
+  }
+  // Mixed: a step of 1..4 periods at random, joint 5 at full speed toward its upper end and back.
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> periods(1, 4);
+  MotionLimiter limiter(kT, kMargin);
+  limiter.reset(kFr3HomeRad);
+  EnvelopeChecker checker(kFr3HomeRad);
+  JointArray target = kFr3HomeRad;
+  JointArray dq_target{};
+  for (int p = 0; p < 3000; ++p) {
+    target[4] = p < 1500 ? 5.0 : -5.0;
+    dq_target[4] = p < 1500 ? 5.0 : -5.0;
+    const std::uint64_t n = static_cast<std::uint64_t>(periods(rng));
+    limiter.step(target, dq_target, n);
+    checker.check(limiter, static_cast<double>(n) * kT);
+  }
+  checker.expect_within("mixed periods");
+  EXPECT_GT(checker.q_highest[4], kFr3Envelope[4].q_max - 0.01);  // it did get there
+}
+
+TEST(RateMatching, EnvelopeFromAStartInsideTheShrunkenZone) {
+  // Joint 5 (index 4) 20 mrad below its upper end (the robot allows 0.47 rad/s there), joint 4
+  // (index 3) 30 mrad above its lower end, both asked to go on outward at full speed.
+  JointArray q0 = kFr3HomeRad;
+  q0[4] = kFr3Envelope[4].q_max - 0.020;
+  q0[3] = kFr3Envelope[3].q_min + 0.030;
+  MotionLimiter limiter(kT, kMargin);
+  limiter.reset(q0);
+  EnvelopeChecker checker(q0);
+  JointArray target = q0;
+  JointArray dq_target{};
+  target[4] += 1.0;
+  dq_target[4] = 5.0;
+  target[3] -= 1.0;
+  dq_target[3] = -2.6;
+  for (int p = 0; p < 2000; ++p) {
+    limiter.step(target, dq_target);
+    checker.check(limiter, kT);
+  }
+  checker.expect_within("outward from inside the zone");
+  EXPECT_NEAR(limiter.dq_rad_s()[4], 0.0, 1e-8);
+  EXPECT_NEAR(limiter.dq_rad_s()[3], 0.0, 1e-8);
+  EXPECT_GT(limiter.q_rad()[4], q0[4]);  // it moved outward, within the envelope
+  EXPECT_LT(limiter.q_rad()[3], q0[3]);
+
+  // Joint 5 started 1 mrad from its end, inside the zone where the robot allows no motion outward:
+  // it never moves outward, and moves inward when asked.
+  JointArray q1 = kFr3HomeRad;
+  q1[4] = kFr3Envelope[4].q_max - 0.001;
+  MotionLimiter stuck(kT, kMargin);
+  stuck.reset(q1);
+  JointArray out = q1;
+  out[4] += 1.0;
+  double highest = q1[4];
+  for (int p = 0; p < 500; ++p) {
+    stuck.step(out, JointArray{});
+    EXPECT_LE(stuck.dq_rad_s()[4], 0.0);
+    highest = std::max(highest, stuck.q_rad()[4]);
+  }
+  EXPECT_EQ(highest, q1[4]);
+  JointArray in = q1;
+  in[4] -= 0.5;
+  for (int p = 0; p < 1500; ++p) {
+    stuck.step(in, JointArray{});
+  }
+  EXPECT_NEAR(stuck.q_rad()[4], in[4], 1e-9);
+}
+
+TEST(RateMatching, EnvelopeNeverBrokenOnRandomTargetsAcrossTheRange) {
+  std::mt19937 rng(20261201);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<int> hold_packets(1, 600);
+  std::uniform_int_distribution<int> kind(0, 3);
+  std::uniform_int_distribution<int> periods(1, 3);
+  for (int trial = 0; trial < 10; ++trial) {
+    MotionLimiter limiter(kT, kMargin);
+    limiter.reset(kFr3HomeRad);
+    EnvelopeChecker checker(kFr3HomeRad);
+    JointArray q_target{}, dq_target{};
+    int packet = 0;
+    while (packet < 6000) {
+      const int k = kind(rng);
+      for (int i = 0; i < kNumJoints; ++i) {
+        // Anywhere in the range and 0.3 rad beyond it, with a feed-forward that may disagree.
+        const Fr3Joint& p = kFr3Envelope[i];
+        q_target[i] = p.q_min - 0.3 + unit(rng) * (p.q_max - p.q_min + 0.6);
+        dq_target[i] = k == 0 ? 0.0 : (2.0 * unit(rng) - 1.0) * p.v_max * 1.2;
+      }
+      const int n = hold_packets(rng);
+      for (int p = 0; p < n; ++p, ++packet) {
+        const std::uint64_t steps = k == 2 ? static_cast<std::uint64_t>(periods(rng)) : 1U;
+        if (k == 3 && p % 7 == 0) {
+          limiter.brake(steps);
+        } else {
+          limiter.step(q_target, dq_target, steps);
+        }
+        checker.check(limiter, static_cast<double>(steps) * kT);
+      }
+    }
+    checker.expect_within(("trial " + std::to_string(trial)).c_str());
+    EXPECT_GT(checker.worst_envelope_ratio, 0.99) << "trial " << trial;
+  }
+}
+
+TEST(RateMatching, EnvelopeDisabledIsTheConstantLimiter) {
+  // Without the flag the limiter is the constant one: the same steps, bit for bit, as limits that
+  // carry no envelope at all, and joint 5 runs at 0.8 × 5.26 rad/s up to its target 1 rad beyond its
+  // upper end (what the robot aborts; the envelope exists to prevent it).
+  JointLimits off = kFr3Limits;
+  off.position_based_velocity_limits = false;
+  JointLimits constant{};
+  constant.dq_max_rad_s = kFr3Limits.dq_max_rad_s;
+  constant.ddq_max_rad_s2 = kFr3Limits.ddq_max_rad_s2;
+  constant.dddq_max_rad_s3 = kFr3Limits.dddq_max_rad_s3;
+  MotionLimiter a(kT, kMargin, off);
+  MotionLimiter b(kT, kMargin, constant);
+  MotionLimiter on(kT, kMargin);
+  a.reset(kFr3HomeRad);
+  b.reset(kFr3HomeRad);
+  on.reset(kFr3HomeRad);
+  JointArray target = kFr3HomeRad;
+  target[4] = kFr3Envelope[4].q_max + 1.0;
+  const JointArray zero{};
+  double peak = 0.0;
+  double worst_excess_off = -1.0;
+  for (int p = 0; p < 3000; ++p) {
+    a.step(target, zero);
+    b.step(target, zero);
+    on.step(target, zero);
+    ASSERT_EQ(a.q_rad(), b.q_rad()) << "packet " << p;
+    ASSERT_EQ(a.dq_rad_s(), b.dq_rad_s()) << "packet " << p;
+    peak = std::max(peak, a.dq_rad_s()[4]);
+    worst_excess_off = std::max(worst_excess_off, a.dq_rad_s()[4] - fr3_upper_rad_s(4, a.q_rad()[4]));
+  }
+  EXPECT_NEAR(peak, kMargin * 5.26, 1e-9);
+  EXPECT_NEAR(a.q_rad()[4], target[4], 1e-9);
+  EXPECT_GT(worst_excess_off, 1.0);  // over the robot's own envelope (no margin) by more than 1 rad/s
+  EXPECT_LT(on.q_rad()[4], kFr3Envelope[4].q_max - fr3_stop_zone_rad(4));
+
+  // A smooth motion far from the ends is untouched by the envelope: the same steps bit for bit.
+  MotionLimiter smooth_on(kT, kMargin);
+  MotionLimiter smooth_off(kT, kMargin, off);
+  smooth_on.reset(kFr3HomeRad);
+  smooth_off.reset(kFr3HomeRad);
+  for (int p = 1; p <= 2000; ++p) {
+    JointArray q = kFr3HomeRad;
+    JointArray dq{};
+    for (int i = 0; i < kNumJoints; ++i) {
+      q[i] += 0.3 * std::sin(2.0 * kPi * 0.5 * p * kT);
+      dq[i] = 0.3 * 2.0 * kPi * 0.5 * std::cos(2.0 * kPi * 0.5 * p * kT);
+    }
+    smooth_on.step(q, dq);
+    smooth_off.step(q, dq);
+    ASSERT_EQ(smooth_on.q_rad(), smooth_off.q_rad()) << "packet " << p;
+  }
 }
 
 // ---------------------------------------------------------------- the interface, lockstep
@@ -391,48 +730,6 @@ TEST(RateMatching, NonFiniteCommandIsRefusedAndThePreviousHeld) {
   }
 }
 
-// A device whose ticks the test chooses; it echoes the last command like the robot.
-// A device that reports the scripted ticks and, like Franka's control, substitutes each waypoint it
-// got no command for by keeping the acceleration of its last commands and integrating.
-// What a robot keeps of the waypoints it applied, as franka-sim's checker does: backward
-// differences over the cycles between two applied waypoints (velocity, acceleration, jerk), and a
-// missed cycle substituted at constant acceleration (v += a·T, q += v·T). Records the largest
-// acceleration and jerk it computed.
-struct AppliedHistory {
-  JointArray q{}, v{}, a{};
-  double worst_acceleration_rad_s2 = 0.0;
-  double worst_jerk_rad_s3 = 0.0;
-
-  explicit AppliedHistory(const JointArray& q_start) : q(q_start) {}
-  void apply(const JointArray& q_next, std::uint64_t cycles = 1) {
-    const double dt = static_cast<double>(cycles) * kT;
-    for (int i = 0; i < kNumJoints; ++i) {
-      const double v_next = (q_next[i] - q[i]) / dt;
-      const double a_next = (v_next - v[i]) / dt;
-      worst_acceleration_rad_s2 = std::max(worst_acceleration_rad_s2, std::abs(a_next));
-      worst_jerk_rad_s3 = std::max(worst_jerk_rad_s3, std::abs(a_next - a[i]) / dt);
-      q[i] = q_next[i];
-      v[i] = v_next;
-      a[i] = a_next;
-    }
-  }
-  void extrapolate() {
-    for (int i = 0; i < kNumJoints; ++i) {
-      v[i] += a[i] * kT;
-      q[i] += v[i] * kT;
-    }
-  }
-  /// The state of `tick`: the robot at its reference, which it echoes as q_d.
-  DeviceState state_at(std::uint64_t tick) const {
-    DeviceState state;
-    state.tick = tick;
-    state.time_s = static_cast<double>(tick) * kT;
-    state.q_rad = q;
-    state.q_d_rad = q;
-    return state;
-  }
-};
-
 // A robot that judges our commands the way Franka's control (a late command is dropped) or
 // franka-sim (a late command is applied in the cycle it lands in) does: a history of applied
 // waypoints differenced backward over the cycles between them (velocity, acceleration, jerk, as
@@ -500,14 +797,6 @@ struct SkipRun {
   jtac::hw::AsyncCounters counters;
 };
 
-// A target 1 rad away on joints 1 and 4: the limiter runs at its acceleration bound toward it.
-JointArray far_target() {
-  JointArray q = kFr3HomeRad;
-  q[0] += 1.0;
-  q[3] += 1.0;
-  return q;
-}
-
 SkipRun run_skips(LateCommands robot, LateCommands policy, std::vector<DeviceCommand>* written = nullptr) {
   std::vector<std::uint64_t> ticks;
   for (std::uint64_t t = 1; t <= 30; ++t) ticks.push_back(t);
@@ -553,75 +842,6 @@ TEST(RateMatching, AnomalousTicksFollowThePolicy) {
     EXPECT_GT(mismatched.worst_jerk_rad_s3, kFr3Limits.dddq_max_rad_s3[0]);
   }
 }
-
-// A robot on the host clock for the real-time thread: a state every millisecond, the newest one
-// handed to the reader (who waits for the next one when early, as with libfranka), and a command that
-// arrives after the next state went out dropped and its cycle extrapolated (Franka's control).
-// write_once is slowed once, by `slow_write`, at packet `slow_packet`: a thread preempted between
-// read and write. The run ends (kDeviceError) after `packets` reads.
-class ClockedDroppingRobot final : public Device {
- public:
-  using Clock = std::chrono::steady_clock;
-  ClockedDroppingRobot(std::size_t slow_packet, Clock::duration slow_write, std::size_t packets)
-      : slow_packet_(slow_packet), slow_write_(slow_write), packets_(packets) {}
-  DeviceStatus read_once(DeviceState& state) noexcept override {
-    if (reads_ >= packets_) {
-      return DeviceStatus::kDeviceError;
-    }
-    std::uint64_t tick = 0;
-    if (reads_ == 0) {
-      t0_ = Clock::now();
-    } else {
-      const auto published = static_cast<std::uint64_t>((Clock::now() - t0_) / kPeriod);
-      if (published <= last_tick_) {
-        std::this_thread::sleep_until(t0_ + (last_tick_ + 1) * kPeriod);
-        tick = last_tick_ + 1;
-      } else {
-        tick = published;
-      }
-      // Cycle last_tick_ gets our answer if it arrived before the next state went out.
-      std::uint64_t extrapolated = tick - last_tick_;
-      if (pending_arrival_ <= t0_ + (last_tick_ + 1) * kPeriod) {
-        history.apply(pending_);
-        --extrapolated;
-      } else {
-        ++dropped;
-      }
-      for (std::uint64_t k = 0; k < extrapolated; ++k) {
-        history.extrapolate();
-      }
-    }
-    ++reads_;
-    last_tick_ = tick;
-    state = history.state_at(tick);
-    return DeviceStatus::kOk;
-  }
-  DeviceStatus write_once(const DeviceCommand& command) noexcept override {
-    if (writes_++ == slow_packet_) {
-      std::this_thread::sleep_for(slow_write_);
-    }
-    pending_ = command.q_d_rad;
-    pending_arrival_ = Clock::now();
-    return DeviceStatus::kOk;
-  }
-  double period_s() const noexcept override { return kT; }
-
-  std::uint64_t dropped = 0;
-  AppliedHistory history{kFr3HomeRad};
-
- private:
-  static constexpr std::chrono::microseconds kPeriod{1000};
-
-  std::size_t slow_packet_;
-  Clock::duration slow_write_;
-  std::size_t packets_;
-  std::size_t reads_ = 0;
-  std::size_t writes_ = 0;
-  Clock::time_point t0_{};
-  Clock::time_point pending_arrival_{};
-  std::uint64_t last_tick_ = 0;
-  JointArray pending_{};
-};
 
 TEST(RateMatching, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
   // The slow write is the second command, while the limiter raises the acceleration at full jerk

@@ -47,12 +47,43 @@ def _controller(sim, control="position", **overrides):
     return arm, Controller(arm, **params).start()
 
 
+def _trace_report(c, rows: int = 40) -> str:
+    """The hardware thread's last packets, as franka-sim differences them: tick delta, host timing,
+    what shaped the packet, and the largest third difference of the command over one period (the
+    jerk franka-sim checks, assuming one cycle per packet) with its joint."""
+    trace = c.packet_trace()
+    n = len(trace["packet"])
+    if n < 4:
+        return f"packet trace: {n} packets"
+    q = trace["q_cmd"]
+    jerk = np.zeros_like(q)
+    jerk[3:] = np.diff(q, n=3, axis=0) / 1e-9  # [rad/s³] at T = 1 ms
+    # How far the robot's echo in the next state is from this command [µrad] (~0.04 when applied).
+    echo_error = np.full(n, np.nan)
+    echo_error[:-1] = np.abs(trace["q_d_echo"][1:] - q[:-1]).max(axis=1) * 1e6
+    lines = ["packet tick+ rd->wr_us rd->rd_us flags steps echo_err_urad max|jerk| joint"]
+    for k in range(max(1, n - rows), n):
+        j = int(np.argmax(np.abs(jerk[k])))
+        lines.append(
+            f"{trace['packet'][k]:6d} {int(trace['tick'][k] - trace['tick'][k - 1]):5d} "
+            f"{(trace['write_ns'][k] - trace['read_ns'][k]) / 1e3:9.0f} "
+            f"{(trace['read_ns'][k] - trace['read_ns'][k - 1]) / 1e3:9.0f} {trace['flags'][k]:5d} "
+            f"{trace['step_periods'][k]:5d} {echo_error[k]:13.3f} {abs(jerk[k, j]):9.1f} {j}"
+        )
+    return "\n".join(lines)
+
+
 @contextlib.contextmanager
 def _running(sim, control="position", **overrides):
-    """An arm and a started Controller on it; stopped and closed afterwards."""
+    """An arm and a started Controller on it; stopped and closed afterwards. On a failure the
+    hardware thread's last packets are printed (pytest shows them with the failure)."""
     arm, c = _controller(sim, control, **overrides)
     try:
         yield arm, c
+    except BaseException:
+        c.stop()
+        print(f"hardware counters: {c.timing()['hardware']}\n{_trace_report(c)}")
+        raise
     finally:
         c.stop()
         arm.close()

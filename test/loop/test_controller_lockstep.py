@@ -97,6 +97,26 @@ def test_a_slow_controller_drives_the_device_within_the_limiter():
     c.stop()
 
 
+def test_the_packet_trace_holds_the_last_256_packets_the_robot_got():
+    _arm, c = _controller(update_rate=125)
+    q0 = c.state.q
+    assert c.follow(Trajectory.quintic(q0, q0 + DELTA, 0.5), timeout=5.0).ok
+    trace = c.packet_trace()
+    assert len(trace["packet"]) == 256
+    assert trace["q_cmd"].shape == trace["q_d_echo"].shape == (256, 7)
+    np.testing.assert_array_equal(np.diff(trace["packet"]), 1)
+    np.testing.assert_array_equal(np.diff(trace["tick"]), 1)
+    q_cmd, dq_cmd = c.device_command()
+    np.testing.assert_array_equal(trace["q_cmd"][-1], q_cmd)
+    np.testing.assert_array_equal(trace["dq_cmd"][-1], dq_cmd)
+    # The simulated arm echoes the command in force, one packet later.
+    np.testing.assert_array_equal(trace["q_d_echo"][1:], trace["q_cmd"][:-1])
+    # 125 Hz: a controller sample every 8 packets; lockstep never judges a command late.
+    assert np.count_nonzero(trace["flags"] & 4) == pytest.approx(256 / 8, abs=2)
+    assert not np.any(trace["flags"] & (2 | 32))
+    c.stop()
+
+
 def test_time_scale_50_percent_doubles_the_duration(rig):
     _, c = rig
     q0 = c.state.q

@@ -12,11 +12,18 @@
 // Anomalous device periods (the tick counter of the state):
 //   - tick delta 0 (a duplicate state): nothing advances; the previous command is written again.
 //   - tick delta > 1 (ticks skipped). libfranka's readOnce returns the newest state queued on its
-//     socket, so a skip means the states in between were already queued when our previous command
-//     went out: that command answered a state older than one period and reached the robot after
-//     its cycle (typically the reader was woken 1–2 ms late from a blocking receive, which hands
-//     back the oldest datagram). What the robot then judges our next command against depends on
-//     what it does with a late command (AsyncInterfaceConfig::late_commands):
+//     socket. Two causes, told apart by the host clock in the real-time thread:
+//     * a late read: this state came at least delta − 1 periods after our previous write (the
+//       thread was preempted between write and read, e.g. a virtual CPU descheduled). That command
+//       was on time and applied; the robot substituted the delta − 1 cycles nobody answered (at
+//       constant acceleration, Franka's control and franka-sim alike), so the reference is
+//       extrapolated over them and steps one period. Counted in Counters::late_reads.
+//     * a late command: the states in between were already queued when our previous command went
+//       out (sooner than delta − 1 periods before this state; always so in lockstep): that command
+//       answered a state older than one period and reached the robot after its cycle (typically
+//       the reader was woken 1–2 ms late from a blocking receive, which hands back the oldest
+//       datagram). What the robot then judges our next command against depends on what it does
+//       with a late command (AsyncInterfaceConfig::late_commands):
 //       kDropped (Franka's control: a command that misses its cycle is lost, and each missed
 //         waypoint is substituted by keeping the acceleration constant and integrating; libfranka's
 //         own rate limiter likewise continues from the robot's echo, not from its last command): the
@@ -45,6 +52,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 
 #include "franka_hw/device.hpp"
@@ -88,6 +96,9 @@ struct AsyncCounters {
   /// Commands known to have missed their cycle: written more than one period after their state was
   /// read, or followed by skipped ticks.
   std::uint64_t late_commands = 0;
+  /// States read after the robot's next cycles had passed although the previous command went out on
+  /// time (the reader preempted between write and read): the robot substituted the missed cycles.
+  std::uint64_t late_reads = 0;
   std::uint64_t device_errors = 0;  ///< read/write calls that returned an error
   /// Largest wall-clock time between two consecutive device commands (write_once calls) since the
   /// start or reset_peaks() [ns]: what the robot would see as a late packet. Meaningful in real time.
@@ -105,11 +116,35 @@ struct LatencyStats {
   double max_s = 0.0;
 };
 
+/// One packet of the flight recorder (AsyncInterface::packet_trace): what was read, what went out.
+struct PacketRecord {
+  /// What shaped this packet (bit mask).
+  enum Flags : std::uint8_t {
+    kAnomalousTick = 1,  ///< the state's tick delta was not 1
+    kLate = 2,           ///< the previous command was judged late (the reference was continued)
+    kSample = 4,         ///< a controller sample was taken
+    kHeld = 8,           ///< no sample in force: the reference braked
+    kLimited = 16,       ///< a limit shaped the command
+    kLateRead = 32,      ///< read after missed cycles; the previous command was on time
+  };
+  std::uint64_t packet = 0;        ///< packet index since construction
+  std::uint64_t tick = 0;          ///< the state's tick [device periods]
+  std::int64_t read_ns = 0;        ///< host steady clock when read_once returned [ns]
+  std::int64_t write_ns = 0;       ///< host steady clock when write_once returned [ns]
+  std::uint64_t step_periods = 1;  ///< periods the reference advanced over
+  std::uint8_t flags = 0;
+  JointArray q_d_echo_rad{};  ///< the robot's echoed q_d in the state
+  JointArray q_cmd_rad{};     ///< the command written
+  JointArray dq_cmd_rad_s{};
+};
+
 /// The asynchronous interface over one Device.
 class AsyncInterface {
  public:
   /// Packets in the latency window.
   static constexpr std::size_t kLatencyWindow = 1024;
+  /// Packets the flight recorder keeps (the newest; about 260 ms at 1 kHz).
+  static constexpr std::size_t kTraceCapacity = 256;
 
   /// Holds `device` by reference; it must outlive the interface. Not real-time safe.
   explicit AsyncInterface(Device& device, const AsyncInterfaceConfig& config = {});
@@ -153,6 +188,11 @@ class AsyncInterface {
   /// flight may still land in the old figures.
   void reset_peaks() noexcept;
 
+  /// The flight recorder: copies the last packets (up to kTraceCapacity, oldest first) into `out`
+  /// and returns how many. Only while the real-time thread is not running (after stop(), or after
+  /// it ended on a device error: what led to a reflex); returns 0 while it runs. Owner thread.
+  std::size_t packet_trace(std::array<PacketRecord, kTraceCapacity>& out) const noexcept;
+
  private:
   void run() noexcept;
   /// One packet; `real_time`: called by the real-time thread (host-clock timing is meaningful).
@@ -166,7 +206,8 @@ class AsyncInterface {
   MotionLimiter limiter_;
   MotionLimiter limiter_before_;  // the reference before the last command (kDropped rewinds to it)
   std::int64_t period_ns_;
-  bool last_write_late_ = false;  // the last command went out more than a period after its read
+  bool last_write_late_ = false;         // the last command went out more than a period after its read
+  std::int64_t last_write_done_ns_ = 0;  // host time the last write_once returned (real-time side)
 
   LatestValue<DeviceState> state_buffer_;
   LatestValue<CommandSample> command_buffer_;
@@ -190,12 +231,16 @@ class AsyncInterface {
   std::atomic<std::uint64_t> largest_command_gap_{0};
   std::atomic<std::uint64_t> anomalous_ticks_{0};
   std::atomic<std::uint64_t> late_commands_{0};
+  std::atomic<std::uint64_t> late_reads_{0};
   std::atomic<std::uint64_t> device_errors_{0};
   std::atomic<std::int64_t> max_write_interval_ns_{0};
   std::atomic<std::int64_t> max_latency_ns_{0};
   std::atomic<bool> peaks_reset_{false};  // the real-time side restarts its gap measurement
   std::int64_t last_write_ns_ = 0;        // real-time side, 0 = no write yet
   std::array<std::atomic<std::int64_t>, kLatencyWindow> latency_ns_{};
+  // Written by whichever thread runs packet(); read only while the real-time thread is not running
+  // (its exit or join orders the writes before the read). Heap: ~70 kB.
+  std::unique_ptr<std::array<PacketRecord, kTraceCapacity>> trace_;
 
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};

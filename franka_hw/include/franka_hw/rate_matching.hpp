@@ -10,25 +10,68 @@
 // estimate (v = Δq / measured interval), see RateMatcher.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "franka_hw/device.hpp"
 
 namespace jtac::hw {
 
-/// Per-joint kinematic limits [rad/s, rad/s², rad/s³].
+/// Per-joint kinematic limits [rad/s, rad/s², rad/s³] and, where `position_based_velocity_limits`
+/// is set, the FR3's position-based velocity envelope (libfranka >= 0.15 `JointVelocityLimitsConfig`,
+/// from the robot URDF's `<limit>` and `<position_based_velocity_limits>` elements): at position q
+///   v_upper(q) = min(dq_max, max(0, √(2·d·(q_max − q)) − c)) − tol
+///   v_lower(q) = max(−dq_max, min(0, c − √(2·d·(q − q_min)))) + tol
+/// with c = velocity_offset, d = deceleration_limit, tol = kJointVelocityLimitsToleranceRadS: near
+/// the end of its range a joint may move toward it only as fast as it can still stop there.
 struct JointLimits {
   JointArray dq_max_rad_s{};
   JointArray ddq_max_rad_s2{};
   JointArray dddq_max_rad_s3{};
+  /// Whether the envelope below bounds the velocity (false: the constant dq_max alone, e.g. Panda).
+  bool position_based_velocity_limits = false;
+  /// The joint range the envelope is anchored at [rad] (URDF `<limit lower= upper=>`).
+  JointArray q_min_rad{};
+  JointArray q_max_rad{};
+  /// URDF `<position_based_velocity_limits velocity_offset=>` [rad/s].
+  JointArray velocity_offset_rad_s{};
+  /// URDF `<position_based_velocity_limits deceleration_limit=>` [rad/s²]; a joint with 0 here has
+  /// no envelope.
+  JointArray deceleration_limit_rad_s2{};
 };
 
+/// libfranka's kJointVelocityLimitsTolerance for the FR3 (kLimitEps + 0 lost packets × …) [rad/s]:
+/// subtracted from the envelope's velocity, so the robot's bound is this much inside the formula.
+inline constexpr double kJointVelocityLimitsToleranceRadS = 1e-3;
+
 /// The FR3's published joint limits: jtac_py/robots/tables.py `FR3` (dq_max_rad_s, ddq_max_rad_s2,
-/// dddq_max_rad_s3: [FD] joint_limits.yaml, [FCI]/[LF] >= 0.10 kMaxJointAcceleration/kMaxJointJerk).
+/// dddq_max_rad_s3: [FD] joint_limits.yaml, [FCI]/[LF] >= 0.10 kMaxJointAcceleration/kMaxJointJerk),
+/// and its position-based velocity envelope: the joint ranges, velocity offsets and deceleration
+/// limits of the FR3 URDF that libfranka >= 0.15 reads them from (franka-sim 1.1.7 models/fr3.urdf,
+/// limits/tables.py; the same numbers as libfranka >= 0.10's deprecated
+/// computeUpperLimitsJointVelocity, which folds in 2·d, and as tables.py `velocity_bound_coeffs`).
 inline constexpr JointLimits kFr3Limits = {
     {2.62, 2.62, 2.62, 2.62, 5.26, 4.18, 5.26},
     {10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0},
     {5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0},
+    true,
+    {-2.7501, -1.7918, -2.9065, -3.0481, -2.8101, 0.54092, -3.0196},
+    {2.7501, 1.7918, 2.9065, -0.1458, 2.8101, 4.5205, 3.0196},
+    {0.30, 0.20, 0.20, 0.30, 0.35, 0.35, 0.35},
+    {6.0, 2.585, 3.5, 4.0, 17.0, 5.5, 17.0},
+};
+
+/// The Panda's (FER) published joint limits: jtac_py/robots/tables.py `PANDA` ([FCI]/[LF] 0.9); its
+/// velocity bound is the constant dq_max (no position-based envelope).
+inline constexpr JointLimits kPandaLimits = {
+    {2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61},
+    {15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0},
+    {7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0},
+    false,
+    {},
+    {},
+    {},
+    {},
 };
 
 /// Per-joint velocity/acceleration/jerk limiter on a position reference, one device period a step.
@@ -42,6 +85,24 @@ inline constexpr JointLimits kFr3Limits = {
 ///                  brought to zero at full jerk before the velocity bound is crossed),
 /// with every limit = published limit × margin. If the previous step satisfied these, the next one
 /// always has a solution (braking at full jerk is one), so the three bounds hold at every step.
+///
+/// Position-based envelope (JointLimits::position_based_velocity_limits; the FR3): the velocity
+/// toward a range end must also stay under S(s) = m·max(0, min(dq_max, √(2·d_e·s) − c) − tol), s the
+/// distance to that end, m the margin, d_e = min(d, b/m²), b = the acceleration bound (a_max ×
+/// margin): S ≤ m × the robot's envelope (d_e ≤ d; equal where d_e = d, all FR3 joints but 5 and 7),
+/// and S is a braking curve no steeper than b: following it never asks for more deceleration than b
+/// (d(S²)/ds ≤ 2·m²·d_e ≤ 2b). Since the jerk bound turns the acceleration only gradually, a state
+/// is admitted only when the braking manoeuvre "turn the acceleration to −b at full jerk, then hold
+/// −b" stays under S throughout: with v_pk = v + max(a, 0)²/(2j) (the velocity's peak while the
+/// acceleration turns) and τ = max(0, (a + b)/j) (the turn's duration),
+///   v_pk ≤ S(s − τ·max(v_pk, 0)),
+/// checked on the state after the step (v' = v + a'T, q' = q + v'T) and turned into the largest (for
+/// the upper end; smallest for the lower) admissible a' by bisection (it is monotone in a'). One
+/// step of that manoeuvre keeps the condition true (the turn's peak and its remaining reach only
+/// shrink; while holding −b, v² falls by 2b per rad and S² by at most as much), and it satisfies the
+/// constant bounds too, so a solution still always exists, and v' ≤ S(s') ≤ m·v_upper(q') at every
+/// step. S is 0 within (c + tol)²/(2·d_e) of the range end: the reference never gets closer, and a
+/// target beyond it is approached asymptotically (from a start there, only moving away is allowed).
 /// The tracking law: the velocity wish is the target's velocity plus a correction of the position
 /// error (e/(2T) when small — dead-beat e/T with the jerk bound in the loop falls into a limit cycle
 /// of a few 10 µrad around a held target — and a braking curve at half the acceleration limit when
@@ -80,7 +141,8 @@ class MotionLimiter {
   const JointArray& dq_rad_s() const noexcept { return v_; }
   const JointArray& ddq_rad_s2() const noexcept { return a_; }
 
-  /// The limits in force (published × margin).
+  /// The limits in force: velocity, acceleration and jerk published × margin; the envelope's fields
+  /// as given (the margin applies to the velocity they yield).
   const JointLimits& limits() const noexcept { return limits_; }
   double period_s() const noexcept { return period_s_; }
   double margin() const noexcept { return margin_; }
@@ -89,10 +151,16 @@ class MotionLimiter {
   bool step_joint(int i, double a_wish, double dt_s) noexcept;
   double acceleration_wish(int i, double v_wish, double dt_s) const noexcept;
   double step_s(std::uint64_t periods) const noexcept;
+  double envelope_speed(int i, double s_rad) const noexcept;
+  double upper_excess(int i, double a_new, double dt_s) const noexcept;
+  double lower_excess(int i, double a_new, double dt_s) const noexcept;
 
   double period_s_;
   double margin_;
   JointLimits limits_{};
+  // Per joint: whether the envelope applies, and its braking curve's d_e [rad/s²] (see above).
+  std::array<bool, kNumJoints> envelope_{};
+  JointArray envelope_decel_rad_s2_{};
   JointArray q_{};
   JointArray v_{};
   JointArray a_{};

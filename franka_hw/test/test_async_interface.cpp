@@ -1,0 +1,145 @@
+// The asynchronous interface's real-time thread against a robot on the host clock (skipped states,
+// late reads) and its flight recorder. The timing is provoked (a slowed read or write), so the
+// assertions hold on a loaded machine too.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "franka_hw/async_interface.hpp"
+#include "model_robots.hpp"
+
+namespace {
+
+using jtac::hw::AsyncInterface;
+using jtac::hw::AsyncInterfaceConfig;
+using jtac::hw::Device;
+using jtac::hw::DeviceCommand;
+using jtac::hw::DeviceState;
+using jtac::hw::DeviceStatus;
+using jtac::hw::JointArray;
+using jtac::hw::kFr3HomeRad;
+using jtac::hw::kFr3Limits;
+using jtac::hw::LateCommands;
+using jtac::hw::PacketRecord;
+using jtac::hw::test::AppliedHistory;
+using jtac::hw::test::ClockedDroppingRobot;
+using jtac::hw::test::far_target;
+
+constexpr double kMargin = 0.8;
+
+// Drives `interface` toward far_target() from this thread until the robot ends the run.
+void drive_until_the_run_ends(AsyncInterface& interface) {
+  const JointArray q_far = far_target();
+  const JointArray dq_zero{};
+  interface.submit_command(q_far, dq_zero, 0.0);
+  ASSERT_TRUE(interface.start());
+  for (int k = 1; interface.running() && k < 2000; ++k) {
+    interface.submit_command(q_far, dq_zero, k * 1e-3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  interface.stop();
+}
+
+TEST(AsyncInterface, AReadAfterMissedCyclesContinuesFromTheAppliedCommandWhateverThePolicy) {
+  // The reader sleeps 2.5 ms before its third read, while the limiter raises the acceleration at
+  // full jerk (0 → 4 → 8 rad/s²): the second command went out on time and was applied, the robot
+  // substituted the cycles after it, and the next state read is two or three ticks on. Continuing
+  // as if that command had been late — rewound (dropped) or stepped over the whole gap (applied on
+  // arrival) — breaks the robot's jerk bound; extrapolating the substituted cycles does not.
+  for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
+    SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
+    ClockedDroppingRobot robot(2, {}, 40, std::chrono::microseconds(2500));
+    AsyncInterfaceConfig config;
+    config.late_commands = policy;
+    AsyncInterface interface(robot, config);
+    drive_until_the_run_ends(interface);
+    const auto counters = interface.counters();
+    EXPECT_EQ(robot.dropped, 0U);
+    EXPECT_GE(robot.substituted, 1U);
+    EXPECT_GE(counters.late_reads, 1U);
+    EXPECT_EQ(counters.late_commands, 0U);
+    EXPECT_GE(robot.history.worst_acceleration_rad_s2, 0.99 * kMargin * kFr3Limits.ddq_max_rad_s2[0]);
+    EXPECT_LE(robot.history.worst_acceleration_rad_s2, kMargin * kFr3Limits.ddq_max_rad_s2[0] * (1.0 + 1e-6));
+    EXPECT_LE(robot.history.worst_jerk_rad_s3, kMargin * kFr3Limits.dddq_max_rad_s3[0] * (1.0 + 1e-6));
+  }
+}
+
+// A device that follows every command, publishes a state a millisecond (slept, not clocked), and fails
+// after `packets` reads, as a robot does after a reflex.
+class FailingRobot final : public Device {
+ public:
+  explicit FailingRobot(std::size_t packets) : packets_(packets) {}
+  DeviceStatus read_once(DeviceState& state) noexcept override {
+    if (reads_ >= packets_) {
+      return DeviceStatus::kDeviceError;
+    }
+    if (reads_ > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(1000));
+      history_.apply(last_written.q_d_rad);
+    }
+    state = history_.state_at(reads_++);
+    return DeviceStatus::kOk;
+  }
+  DeviceStatus write_once(const DeviceCommand& command) noexcept override {
+    last_written = command;
+    return DeviceStatus::kOk;
+  }
+  double period_s() const noexcept override { return 0.001; }
+  DeviceCommand last_written{};
+
+ private:
+  std::size_t packets_;
+  std::size_t reads_ = 0;
+  AppliedHistory history_{kFr3HomeRad};
+};
+
+TEST(AsyncInterface, TheFlightRecorderKeepsTheLastPacketsBeforeADeviceError) {
+  FailingRobot robot(300);
+  AsyncInterface interface(robot);
+  std::array<PacketRecord, AsyncInterface::kTraceCapacity> trace{};
+  drive_until_the_run_ends(interface);
+  EXPECT_EQ(interface.exit_status(), DeviceStatus::kDeviceError);
+  const std::size_t n = interface.packet_trace(trace);
+  ASSERT_EQ(n, AsyncInterface::kTraceCapacity);
+  // The newest 256 of 300 packets, oldest first, one tick apart, with host timestamps in order.
+  EXPECT_EQ(trace[0].packet, 300U - AsyncInterface::kTraceCapacity);
+  EXPECT_EQ(trace[n - 1].packet, 299U);
+  for (std::size_t k = 1; k < n; ++k) {
+    EXPECT_EQ(trace[k].packet, trace[k - 1].packet + 1);
+    EXPECT_EQ(trace[k].tick, trace[k - 1].tick + 1);
+    EXPECT_GE(trace[k].read_ns, trace[k - 1].write_ns);
+    EXPECT_GE(trace[k].write_ns, trace[k].read_ns);
+    EXPECT_EQ(trace[k].step_periods, 1U);
+  }
+  // The last record is the last command the robot got.
+  EXPECT_EQ(trace[n - 1].q_cmd_rad, robot.last_written.q_d_rad);
+  EXPECT_EQ(trace[n - 1].dq_cmd_rad_s, robot.last_written.dq_d_rad_s);
+  // Toward the far target at the limits: samples taken, the limiter shaping the command.
+  std::size_t with_sample = 0;
+  std::size_t limited = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    with_sample += (trace[k].flags & PacketRecord::kSample) != 0 ? 1 : 0;
+    limited += (trace[k].flags & PacketRecord::kLimited) != 0 ? 1 : 0;
+  }
+  EXPECT_GT(with_sample, 0U);
+  EXPECT_GT(limited, 0U);
+}
+
+TEST(AsyncInterface, TheFlightRecorderIsEmptyWhileTheThreadRunsAndShortRunsAreWhole) {
+  FailingRobot robot(1000000);
+  AsyncInterface interface(robot);
+  std::array<PacketRecord, AsyncInterface::kTraceCapacity> trace{};
+  ASSERT_TRUE(interface.start());
+  while (interface.counters().packets < 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(interface.packet_trace(trace), 0U);
+  interface.stop();
+  const std::size_t n = interface.packet_trace(trace);
+  EXPECT_GE(n, 10U);
+  EXPECT_EQ(trace[0].packet, 0U);
+  EXPECT_EQ(trace[n - 1].packet + 1, interface.counters().packets);
+}
+
+}  // namespace
