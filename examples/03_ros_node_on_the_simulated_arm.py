@@ -87,7 +87,8 @@ def main() -> int:
     )
     node_executor = MultiThreadedExecutor(num_threads=8, context=node_context)
     node_executor.add_node(node)
-    threading.Thread(target=node_executor.spin, daemon=True).start()
+    node_spinner = threading.Thread(target=node_executor.spin, daemon=True)
+    node_spinner.start()
     node.trigger_configure()
     node.trigger_activate()
     arm = node._controller.hardware  # the simulator, for the push only
@@ -98,7 +99,8 @@ def main() -> int:
     client = rclpy.create_node("jtac_example_client", context=context)
     executor = MultiThreadedExecutor(num_threads=4, context=context)
     executor.add_node(client)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    client_spinner = threading.Thread(target=executor.spin, daemon=True)
+    client_spinner.start()
     states: list[JointTrajectoryControllerState] = []
     client.create_subscription(JointTrajectoryControllerState, f"{NS}/controller_state", states.append, 50)
     moveit = ActionClient(client, FollowJointTrajectory, f"{NS}/moveit/follow_joint_trajectory")
@@ -161,11 +163,14 @@ def main() -> int:
 
     moveit.destroy()
     admittance.destroy()
-    executor.shutdown()
+    # Each spin thread ends before its context does (a spin on a dead context raises).
+    executor.shutdown(timeout_sec=5.0)
+    client_spinner.join(timeout=5.0)
     client.destroy_node()
     rclpy.shutdown(context=context)
     node.trigger_shutdown()
-    node_executor.shutdown()
+    node_executor.shutdown(timeout_sec=5.0)
+    node_spinner.join(timeout=5.0)
     node.destroy_node()
     rclpy.shutdown(context=node_context)
     print("ok" if ok else "FAILED")

@@ -26,9 +26,14 @@ JtacLaw::JtacLaw(JointTrajectoryAdmittanceController& controller) : controller_(
   }
 }
 
-void JtacLaw::activate(const DeviceState& /*state*/) noexcept {
-  // The engine takes its command reference from the first measurement update() sees.
-  controller_.activate();
+void JtacLaw::activate(const DeviceState& state) noexcept {
+  // The engine starts holding what the robot is being commanded (its echoed q_d), not the measured
+  // position: an arm off its command (servo error, a push, still settling after the last motion)
+  // must not be pulled to where it happens to be. A non-finite q_d falls back to the measurement.
+  for (int i = 0; i < kNumJoints; ++i) {
+    q_[i] = state.q_d_rad[static_cast<std::size_t>(i)];
+  }
+  controller_.activate(q_);
 }
 
 void JtacLaw::deactivate(double time_s) noexcept { controller_.deactivate(time_s); }

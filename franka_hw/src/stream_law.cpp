@@ -1,5 +1,8 @@
 #include "franka_hw/stream_law.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace jtac::hw {
 
 namespace {
@@ -34,9 +37,12 @@ bool StreamLaw::set_target(const JointArray& q_rad, const JointArray& dq_rad_s, 
 }
 
 void StreamLaw::activate(const DeviceState& state) noexcept {
-  // Hold the measured position until the first target; a target left in the mailbox from before
-  // activation is dropped (it was meant for an arm somewhere else).
-  q_cmd_ = state.q_rad;
+  // Hold what the robot is being commanded (its echoed q_d; the measurement when that is not finite)
+  // until the first target; a target left in the mailbox from before activation is dropped (it was
+  // meant for an arm somewhere else).
+  const bool q_d_finite =
+      std::all_of(state.q_d_rad.begin(), state.q_d_rad.end(), [](double x) { return std::isfinite(x); });
+  q_cmd_ = q_d_finite ? state.q_d_rad : state.q_rad;
   matcher_.reset();
   while (mailbox_.take_new() != nullptr) {
   }

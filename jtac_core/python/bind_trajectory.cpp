@@ -707,7 +707,15 @@ void bind_controller(py::module_& m) {
           },
           "Every queued event, oldest first")
       .def("dropped_events", &jtac::TrajectoryController::dropped_events)
-      .def("activate", &jtac::TrajectoryController::activate)
+      .def("activate", py::overload_cast<>(&jtac::TrajectoryController::activate),
+           "Starts control; the command reference starts at the first measurement")
+      .def(
+          "activate",
+          [](jtac::TrajectoryController& c, const InputArray& command_position_rad) {
+            c.activate(joint_vector(command_position_rad, "command_position_rad", c.num_joints()));
+          },
+          py::arg("command_position_rad"),
+          "Starts control holding command_position_rad (the position the hardware is commanded)")
       .def("deactivate", &jtac::TrajectoryController::deactivate, py::arg("time_s"))
       .def(
           "update",

@@ -323,8 +323,17 @@ void JointTrajectoryAdmittanceController::deactivate(double time_s) noexcept {
   goal_active_.store(false, std::memory_order_release);
 }
 
+void JointTrajectoryAdmittanceController::activate(const JointVector& command_position_rad) noexcept {
+  trajectory_.activate(command_position_rad);
+  on_activation();
+}
+
 void JointTrajectoryAdmittanceController::activate() noexcept {
   trajectory_.activate();
+  on_activation();
+}
+
+void JointTrajectoryAdmittanceController::on_activation() noexcept {
   last_mode_ = ControllerMode::kIdle;
   if (has_sensor_) {
     admittance_.clear();

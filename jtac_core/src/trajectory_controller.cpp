@@ -350,7 +350,16 @@ void TrajectoryController::emit(EventType type, EventDetail detail, ResultCode c
   events_.push(e);
 }
 
+void TrajectoryController::activate(const JointVector& command_position_rad) noexcept {
+  activate();  // clears has_initial_command_
+  if (command_position_rad.size() == num_joints_ && command_position_rad.allFinite()) {
+    initial_command_rad_ = command_position_rad;
+    has_initial_command_ = true;
+  }
+}
+
 void TrajectoryController::activate() noexcept {
+  has_initial_command_ = false;
   // A goal queued across a deactivation belongs to the previous activation.
   if (PreparedGoal* stale = goals_.peek(); stale != nullptr) {
     emit(EventType::kGoalAborted, EventDetail::kDeactivated, ResultCode::kInvalidState, stale->goal_id, -1,
@@ -643,9 +652,10 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
       out.command = last_command_;
       return UpdateStatus::kBadInput;
     }
-    // Activation: the command reference starts at the reported position.
+    // Activation: the command reference starts at the commanded position given to activate(), else
+    // at the reported one.
     last_command_.set_zero(num_joints_);
-    last_command_.position_rad = position_rad;
+    last_command_.position_rad = has_initial_command_ ? initial_command_rad_ : position_rad;
     hold_ = last_command_;
     reference_ = last_command_;
     last_offset_rad_.setZero(num_joints_);

@@ -1,6 +1,7 @@
 // The trajectory engine's state machine, driven cycle by cycle with a simulated robot.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -144,6 +145,39 @@ TEST_F(Engine, HoldsTheMeasuredPositionAfterActivation) {
   EXPECT_EQ(out.mode, ControllerMode::kIdle);
   EXPECT_EQ(out.command.position_rad, q);
   EXPECT_EQ(out.command.velocity_rad_s, jtac::JointVector::Zero(3));
+}
+
+TEST_F(Engine, ActivatedAtACommandedPositionHoldsItNotTheMeasurement) {
+  jtac::TrajectoryController ctrl;
+  jtac::ControllerConfig config;
+  config.joint_names = {"a", "b", "c"};
+  ctrl.configure(config, params_);
+  jtac::JointVector commanded(3);
+  commanded << 0.3, -1.2, 2.0;
+  const jtac::JointVector measured = commanded + jtac::JointVector::Constant(3, 2e-4);  // lagging arm
+  ctrl.activate(commanded);
+  jtac::ControllerOutput out;
+  for (int k = 0; k < 5; ++k) {
+    ASSERT_EQ(ctrl.update(1.0 + k * kDt, kDt, measured, jtac::JointVector::Zero(3), {}, out),
+              jtac::UpdateStatus::kOk);
+    EXPECT_EQ(out.command.position_rad, commanded);
+    EXPECT_EQ(out.command.velocity_rad_s, jtac::JointVector::Zero(3));
+  }
+  // A re-activation without a command forgets it: the measurement again.
+  ctrl.deactivate(2.0);
+  ctrl.activate();
+  ASSERT_EQ(ctrl.update(2.1, kDt, measured, jtac::JointVector::Zero(3), {}, out), jtac::UpdateStatus::kOk);
+  EXPECT_EQ(out.command.position_rad, measured);
+  // A non-finite or wrongly sized command falls back to the measurement.
+  jtac::JointVector bad = commanded;
+  bad[1] = std::numeric_limits<double>::quiet_NaN();
+  const jtac::JointVector wrong_size = jtac::JointVector::Zero(2);
+  for (const jtac::JointVector* command : std::array<const jtac::JointVector*, 2>{&bad, &wrong_size}) {
+    ctrl.deactivate(3.0);
+    ctrl.activate(*command);
+    ASSERT_EQ(ctrl.update(3.1, kDt, measured, jtac::JointVector::Zero(3), {}, out), jtac::UpdateStatus::kOk);
+    EXPECT_EQ(out.command.position_rad, measured);
+  }
 }
 
 TEST_F(Engine, TracksAQuinticGoalThroughEveryWaypointAndSucceedsAtRest) {

@@ -117,6 +117,25 @@ def test_the_packet_trace_holds_the_last_256_packets_the_robot_got():
     c.stop()
 
 
+def test_a_new_controller_holds_what_the_arm_is_commanded_not_where_a_push_holds_it():
+    arm, first = _controller()
+    arm.push([0.0, 30.0, 0.0], 5.0)  # [N] at the TCP: the arm's joint impedance gives way
+    first.step(1000)
+    q_d, _ = first.device_command()
+    first.stop()
+    deflection = np.abs(first.state.q - q_d).max()
+    assert deflection > 2e-4  # [rad] the measured position is well off the command
+    # ros2_controllers' JTC starts from its command interface: no pull toward the pushed position.
+    second = Controller(arm).start()
+    second.step(200)
+    assert arm.pushes_active == 1
+    np.testing.assert_array_equal(second.state.q_cmd, q_d)
+    trace = second.packet_trace()
+    np.testing.assert_array_equal(trace["q_cmd"], np.tile(q_d, (len(trace["q_cmd"]), 1)))
+    assert np.abs(second.state.q - q_d).max() > 0.5 * deflection
+    second.stop()
+
+
 def test_time_scale_50_percent_doubles_the_duration(rig):
     _, c = rig
     q0 = c.state.q

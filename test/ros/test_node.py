@@ -86,13 +86,15 @@ class Rig:
         self.node = JtacNode(context=self.node_context, parameter_overrides=params)
         self.node_executor = MultiThreadedExecutor(num_threads=8, context=self.node_context)
         self.node_executor.add_node(self.node)
-        threading.Thread(target=self.node_executor.spin, daemon=True).start()
+        self.node_spinner = threading.Thread(target=self.node_executor.spin, daemon=True)
+        self.node_spinner.start()
         self.client_context = rclpy.context.Context()
         rclpy.init(context=self.client_context)
         self.client = rclpy.create_node("jtac_test_client", context=self.client_context)
         self.client_executor = MultiThreadedExecutor(num_threads=4, context=self.client_context)
         self.client_executor.add_node(self.client)
-        threading.Thread(target=self.client_executor.spin, daemon=True).start()
+        self.client_spinner = threading.Thread(target=self.client_executor.spin, daemon=True)
+        self.client_spinner.start()
         self.action = ActionClient(self.client, Fjta, f"{NS}/follow_joint_trajectory")
         self.moveit = ActionClient(self.client, FollowJointTrajectory, f"{NS}/moveit/follow_joint_trajectory")
         self.states: list[JointTrajectoryControllerState] = []
@@ -151,12 +153,16 @@ class Rig:
     def close(self):
         self.action.destroy()
         self.moveit.destroy()
-        self.client_executor.shutdown()
+        # Each spin thread is joined before its context shuts down: a thread still inside the
+        # executor's wait would build a wait set on a dead context and raise (RCLError).
+        self.client_executor.shutdown(timeout_sec=5.0)
+        self.client_spinner.join(timeout=5.0)
         self.client.destroy_node()
         rclpy.shutdown(context=self.client_context)
         if self.node._controller is not None:
             self.node.trigger_shutdown()
-        self.node_executor.shutdown()
+        self.node_executor.shutdown(timeout_sec=5.0)
+        self.node_spinner.join(timeout=5.0)
         self.node.destroy_node()
         rclpy.shutdown(context=self.node_context)
 

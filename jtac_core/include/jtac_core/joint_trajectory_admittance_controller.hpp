@@ -115,6 +115,9 @@ class JointTrajectoryAdmittanceController {
 
   /// Starts control (the command reference is set from the first measurement). Real-time safe.
   void activate() noexcept;
+  /// Starts control holding `command_position_rad`, the position the hardware is being commanded
+  /// (see TrajectoryController::activate). Real-time safe.
+  void activate(const JointVector& command_position_rad) noexcept;
 
   /// Stops control at once (see TrajectoryController::deactivate). Real-time safe.
   void deactivate(double time_s) noexcept;
@@ -131,6 +134,7 @@ class JointTrajectoryAdmittanceController {
   const std::vector<std::string>& sensor_frames() const noexcept { return sensor_frame_names_; }
 
  private:
+  void on_activation() noexcept;  // the admittance side of activate()
   std::string validate_admittance(const JtacGoal& goal, AdmittanceGoal& out) const;
   void apply_goal(const AdmittanceGoal* goal) noexcept;
   void apply_force_torque_parameters() noexcept;

@@ -190,6 +190,13 @@ class TrajectoryController {
   /// update(). Real-time safe.
   void activate() noexcept;
 
+  /// Starts control holding `command_position_rad`: the position the hardware is being commanded
+  /// (ros2_controllers' JTC starts from its command interface's value), so that activation moves
+  /// nothing where the measured position lags the command (a robot's servo error, a push, an arm
+  /// still settling). Non-finite or of the wrong size: the first measurement, as activate().
+  /// Real-time safe.
+  void activate(const JointVector& command_position_rad) noexcept;
+
   /// Stops control at once (no stop trajectory): a pending goal ends ABORTED / INVALID_STATE (or
   /// with the reason it was already braking for); the last command stays. Real-time safe.
   void deactivate(double time_s) noexcept;
@@ -245,6 +252,8 @@ class TrajectoryController {
   double scale_prev_ = 1.0;  // s of the previous cycle
   ControllerMode mode_ = ControllerMode::kInactive;
   bool command_initialized_ = false;
+  bool has_initial_command_ = false;  // activate(command): the reference starts there
+  JointVector initial_command_rad_ = JointVector::Zero(0);
   PreparedGoal* active_goal_ = nullptr;  // points into goals_ (the reader buffer)
   std::uint64_t active_goal_id_ = 0;
   double tau_s_ = 0.0;
