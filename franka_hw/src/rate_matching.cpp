@@ -13,6 +13,26 @@ bool all_finite(const JointArray& values) noexcept {
 
 double sign(double x) noexcept { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
 
+// The admissible end of the segment from `ok` to `bad` for an excess monotone along it (≤ 0:
+// admissible): 48 halvings (of a segment at most 2·a_max wide: well below 1e-9 rad/s²), ending on
+// the admissible side; `ok` itself when even it breaks the condition (only from a state that broke
+// the invariant, e.g. after extrapolate()).
+template <typename Excess>
+double last_admissible(const Excess& excess, double ok, double bad) noexcept {
+  if (excess(ok) > 0.0) {
+    return ok;
+  }
+  for (int k = 0; k < 48; ++k) {
+    const double mid = 0.5 * (ok + bad);
+    if (excess(mid) <= 0.0) {
+      ok = mid;
+    } else {
+      bad = mid;
+    }
+  }
+  return ok;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- MotionLimiter
@@ -83,36 +103,23 @@ double MotionLimiter::envelope_speed(int i, double s_rad) const noexcept {
 }
 
 // How far the state after a step with acceleration a_new breaks the envelope condition toward the
-// upper range end (> 0: inadmissible): the velocity's peak while the acceleration turns to −b at
-// full jerk, against S at the distance left once that turn is over (reached at most at that peak).
-// Non-decreasing in a_new.
-double MotionLimiter::upper_excess(int i, double a_new, double dt_s) const noexcept {
+// upper range end (`toward` = +1) or the lower one (−1) (> 0: inadmissible): the speed's peak toward
+// that end while the acceleration turns to full braking (∓b) at full jerk, against S at the distance
+// left once that turn is over (reached at most at that peak). Monotone in a_new: non-decreasing for
+// the upper end, non-increasing for the lower one.
+double MotionLimiter::end_excess(int i, double a_new, double dt_s, double toward) const noexcept {
   const double j = limits_.dddq_max_rad_s3[i];
   const double b = limits_.ddq_max_rad_s2[i];
   const double v_next = v_[i] + a_new * dt_s;
   const double q_next = q_[i] + v_next * dt_s;
-  const double a_up = std::max(a_new, 0.0);
-  const double v_peak = v_next + a_up * a_up / (2.0 * j);
+  const double a_toward = std::max(toward * a_new, 0.0);
+  const double v_peak = toward * v_next + a_toward * a_toward / (2.0 * j);
   if (v_peak <= 0.0) {
-    return v_peak;  // not moving toward the upper end, not even while the acceleration turns
+    return v_peak;  // not moving toward that end, not even while the acceleration turns
   }
-  const double turn_s = std::max(0.0, (a_new + b) / j);
-  return v_peak - envelope_speed(i, limits_.q_max_rad[i] - q_next - turn_s * v_peak);
-}
-
-// The mirror image for the lower range end: speed toward it. Non-increasing in a_new.
-double MotionLimiter::lower_excess(int i, double a_new, double dt_s) const noexcept {
-  const double j = limits_.dddq_max_rad_s3[i];
-  const double b = limits_.ddq_max_rad_s2[i];
-  const double v_next = v_[i] + a_new * dt_s;
-  const double q_next = q_[i] + v_next * dt_s;
-  const double a_down = std::max(-a_new, 0.0);
-  const double v_peak = -v_next + a_down * a_down / (2.0 * j);
-  if (v_peak <= 0.0) {
-    return v_peak;
-  }
-  const double turn_s = std::max(0.0, (b - a_new) / j);
-  return v_peak - envelope_speed(i, q_next - limits_.q_min_rad[i] - turn_s * v_peak);
+  const double turn_s = std::max(0.0, (toward * a_new + b) / j);
+  const double distance = toward > 0.0 ? limits_.q_max_rad[i] - q_next : q_next - limits_.q_min_rad[i];
+  return v_peak - envelope_speed(i, distance - turn_s * v_peak);
 }
 
 bool MotionLimiter::step_joint(int i, double a_wish, double dt_s) noexcept {
@@ -142,39 +149,14 @@ bool MotionLimiter::step_joint(int i, double a_wish, double dt_s) noexcept {
   }
   if (envelope_[i]) {
     // The largest a' in the box that keeps the upper end's condition, the smallest for the lower
-    // end: bisection on the monotone excess (a fixed number of halvings of a box at most 2·a_max
-    // wide, well below 1e-9 rad/s²), ending on the admissible side. When even the box's end breaks
-    // it (only from a state that broke the invariant, e.g. after extrapolate()), that end.
-    constexpr int kHalvings = 48;
-    if (upper_excess(i, box_hi, T) > 0.0) {
-      double ok = box_lo;
-      double bad = box_hi;
-      if (upper_excess(i, ok, T) <= 0.0) {
-        for (int k = 0; k < kHalvings; ++k) {
-          const double mid = 0.5 * (ok + bad);
-          if (upper_excess(i, mid, T) <= 0.0) {
-            ok = mid;
-          } else {
-            bad = mid;
-          }
-        }
-      }
-      hi = std::min(hi, ok);
+    // end (bisection on the monotone excess, see last_admissible).
+    const auto upper = [&](double a_new) { return end_excess(i, a_new, T, 1.0); };
+    const auto lower = [&](double a_new) { return end_excess(i, a_new, T, -1.0); };
+    if (upper(box_hi) > 0.0) {
+      hi = std::min(hi, last_admissible(upper, box_lo, box_hi));
     }
-    if (lower_excess(i, box_lo, T) > 0.0) {
-      double ok = box_hi;
-      double bad = box_lo;
-      if (lower_excess(i, ok, T) <= 0.0) {
-        for (int k = 0; k < kHalvings; ++k) {
-          const double mid = 0.5 * (ok + bad);
-          if (lower_excess(i, mid, T) <= 0.0) {
-            ok = mid;
-          } else {
-            bad = mid;
-          }
-        }
-      }
-      lo = std::max(lo, ok);
+    if (lower(box_lo) > 0.0) {
+      lo = std::max(lo, last_admissible(lower, box_hi, box_lo));
     }
   }
   double a_new = a_wish;

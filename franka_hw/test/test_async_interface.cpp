@@ -41,6 +41,31 @@ void drive_until_the_run_ends(AsyncInterface& interface) {
   interface.stop();
 }
 
+TEST(AsyncInterface, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
+  // The slow write is the second command, while the limiter raises the acceleration at full jerk
+  // (0 → 4 → 8 rad/s²): the robot drops it and extrapolates at 4 rad/s².
+  const double a_limit = kFr3Limits.ddq_max_rad_s2[0];  // the robot's own limits
+  const double j_limit = kFr3Limits.dddq_max_rad_s3[0];
+  for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
+    SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
+    ClockedDroppingRobot robot(1, std::chrono::microseconds(1600), 40);
+    AsyncInterfaceConfig config;
+    config.late_commands = policy;
+    AsyncInterface interface(robot, config);
+    drive_until_the_run_ends(interface);
+    EXPECT_GE(robot.dropped, 1U);
+    EXPECT_GE(interface.counters().late_commands, 1U);
+    if (policy == LateCommands::kDropped) {
+      EXPECT_LE(robot.history.worst_acceleration_rad_s2, kMargin * a_limit * (1.0 + 1e-6));
+      EXPECT_LE(robot.history.worst_jerk_rad_s3, kMargin * j_limit * (1.0 + 1e-6));
+    } else {
+      // Continuing from the dropped command: 2× the step's acceleration, 3× the limiter's jerk.
+      EXPECT_GT(robot.history.worst_acceleration_rad_s2, a_limit);
+      EXPECT_GT(robot.history.worst_jerk_rad_s3, j_limit);
+    }
+  }
+}
+
 TEST(AsyncInterface, AReadAfterMissedCyclesContinuesFromTheAppliedCommandWhateverThePolicy) {
   // The reader sleeps 2.5 ms before its third read, while the limiter raises the acceleration at
   // full jerk (0 → 4 → 8 rad/s²): the second command went out on time and was applied, the robot

@@ -41,7 +41,6 @@ using jtac::hw::MotionLimiter;
 using jtac::hw::MujocoDevice;
 using jtac::hw::MujocoDeviceConfig;
 using jtac::hw::test::AppliedHistory;
-using jtac::hw::test::ClockedDroppingRobot;
 using jtac::hw::test::far_target;
 
 constexpr double kPi = 3.14159265358979323846;
@@ -289,22 +288,27 @@ EnvelopeChecker run_toward_range_end(double direction, int packets, std::uint64_
   return checker;
 }
 
+// Every joint at rest inside its range, where the braking curve S ends: (c + tol)²/(2·d_e) before
+// the upper (`toward` = +1) or lower (−1) end.
+void expect_at_rest_inside_the_range_ends(double toward, const JointArray& q_end, const JointArray& dq_end) {
+  for (int i = 0; i < kNumJoints; ++i) {
+    SCOPED_TRACE("joint " + std::to_string(i));
+    const double d_e = std::min(kFr3Envelope[i].decel, kFr3Limits.ddq_max_rad_s2[i] / kMargin);
+    const double end = toward > 0.0 ? kFr3Envelope[i].q_max : kFr3Envelope[i].q_min;
+    const double rest = end - toward * std::pow(kFr3Envelope[i].offset + kEnvelopeTol, 2) / (2.0 * d_e);
+    EXPECT_NEAR(dq_end[i], 0.0, 1e-8);  // it closes in exponentially (S is linear near its zero)
+    EXPECT_NEAR(q_end[i], rest, 1e-6);
+    EXPECT_LT(toward * (q_end[i] - end), 0.0);
+  }
+}
+
 TEST(RateMatching, EnvelopeBrakesEveryJointInTimeAtTheUpperEnd) {
   JointArray q_end, dq_end;
   const EnvelopeChecker checker = run_toward_range_end(+1.0, 4000, 1, &q_end, &dq_end);
   checker.expect_within("toward the upper ends");
   // The envelope was what shaped the motion: reached within 1 %.
   EXPECT_GT(checker.worst_envelope_ratio, 0.99);
-  for (int i = 0; i < kNumJoints; ++i) {
-    SCOPED_TRACE("joint " + std::to_string(i));
-    // At rest inside the range, where the braking curve S ends: (c + tol)²/(2·d_e) before the end.
-    const double d_e = std::min(kFr3Envelope[i].decel, kFr3Limits.ddq_max_rad_s2[i] / kMargin);
-    const double rest =
-        kFr3Envelope[i].q_max - std::pow(kFr3Envelope[i].offset + kEnvelopeTol, 2) / (2.0 * d_e);
-    EXPECT_NEAR(dq_end[i], 0.0, 1e-8);  // it closes in exponentially (S is linear near its zero)
-    EXPECT_NEAR(q_end[i], rest, 1e-6);
-    EXPECT_LT(q_end[i], kFr3Envelope[i].q_max);
-  }
+  expect_at_rest_inside_the_range_ends(+1.0, q_end, dq_end);
   // Joint 5 (index 4) reaches full speed (0.8 × 5.26 rad/s) on its way, then brakes on the envelope.
   EXPECT_GT(checker.peak_speed_rad_s[4], 0.999 * kMargin * 5.26);
   std::printf(
@@ -318,14 +322,7 @@ TEST(RateMatching, EnvelopeBrakesEveryJointInTimeAtTheLowerEnd) {
   const EnvelopeChecker checker = run_toward_range_end(-1.0, 4000, 1, &q_end, &dq_end);
   checker.expect_within("toward the lower ends");
   EXPECT_GT(checker.worst_envelope_ratio, 0.99);
-  for (int i = 0; i < kNumJoints; ++i) {
-    SCOPED_TRACE("joint " + std::to_string(i));
-    const double d_e = std::min(kFr3Envelope[i].decel, kFr3Limits.ddq_max_rad_s2[i] / kMargin);
-    const double rest =
-        kFr3Envelope[i].q_min + std::pow(kFr3Envelope[i].offset + kEnvelopeTol, 2) / (2.0 * d_e);
-    EXPECT_NEAR(dq_end[i], 0.0, 1e-8);
-    EXPECT_NEAR(q_end[i], rest, 1e-6);
-  }
+  expect_at_rest_inside_the_range_ends(-1.0, q_end, dq_end);
 }
 
 TEST(RateMatching, EnvelopeHoldsOnStepsOfSeveralPeriods) {
@@ -840,39 +837,6 @@ TEST(RateMatching, AnomalousTicksFollowThePolicy) {
         model == LateCommands::kDropped ? LateCommands::kAppliedOnArrival : LateCommands::kDropped;
     const SkipRun mismatched = run_skips(model, other);
     EXPECT_GT(mismatched.worst_jerk_rad_s3, kFr3Limits.dddq_max_rad_s3[0]);
-  }
-}
-
-TEST(RateMatching, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
-  // The slow write is the second command, while the limiter raises the acceleration at full jerk
-  // (0 → 4 → 8 rad/s²): the robot drops it and extrapolates at 4 rad/s².
-  const double a_limit = kFr3Limits.ddq_max_rad_s2[0];  // the robot's own limits
-  const double j_limit = kFr3Limits.dddq_max_rad_s3[0];
-  for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
-    SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
-    ClockedDroppingRobot robot(1, std::chrono::microseconds(1600), 40);
-    AsyncInterfaceConfig config;
-    config.late_commands = policy;
-    AsyncInterface interface(robot, config);
-    const JointArray q_far = far_target();
-    const JointArray dq_zero{};
-    interface.submit_command(q_far, dq_zero, 0.0);
-    ASSERT_TRUE(interface.start());
-    for (int k = 1; interface.running() && k < 2000; ++k) {
-      interface.submit_command(q_far, dq_zero, k * 1e-3);
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    interface.stop();
-    EXPECT_GE(robot.dropped, 1U);
-    EXPECT_GE(interface.counters().late_commands, 1U);
-    if (policy == LateCommands::kDropped) {
-      EXPECT_LE(robot.history.worst_acceleration_rad_s2, kMargin * a_limit * (1.0 + 1e-6));
-      EXPECT_LE(robot.history.worst_jerk_rad_s3, kMargin * j_limit * (1.0 + 1e-6));
-    } else {
-      // Continuing from the dropped command: 2× the step's acceleration, 3× the limiter's jerk.
-      EXPECT_GT(robot.history.worst_acceleration_rad_s2, a_limit);
-      EXPECT_GT(robot.history.worst_jerk_rad_s3, j_limit);
-    }
   }
 }
 

@@ -152,8 +152,7 @@ class MotionLimiter {
   double acceleration_wish(int i, double v_wish, double dt_s) const noexcept;
   double step_s(std::uint64_t periods) const noexcept;
   double envelope_speed(int i, double s_rad) const noexcept;
-  double upper_excess(int i, double a_new, double dt_s) const noexcept;
-  double lower_excess(int i, double a_new, double dt_s) const noexcept;
+  double end_excess(int i, double a_new, double dt_s, double toward) const noexcept;
 
   double period_s_;
   double margin_;
