@@ -151,7 +151,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
     // passed (preempted between write and read): the states in between were published after the
     // write. Only the real-time thread's clock can tell; see the top of async_interface.hpp.
     const bool read_late = real_time && delta > 1 && !last_write_late_ &&
-                           read_ns - last_write_done_ns_ >= static_cast<std::int64_t>(delta - 1) * period_ns_;
+                           read_ns - last_write_ns_ >= static_cast<std::int64_t>(delta - 1) * period_ns_;
     if (read_late) {
       // Whatever the robot does with late commands, ours was applied and the robot substituted
       // the delta − 1 cycles it did not get a command for.
@@ -208,7 +208,6 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
 
   const DeviceStatus write_status = device_.write_once(command_);
   const std::int64_t write_ns = steady_ns();
-  last_write_done_ns_ = write_ns;
   record.write_ns = write_ns;
   record.step_periods = step_periods;
   record.q_cmd_rad = command_.q_d_rad;
@@ -217,10 +216,8 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   last_write_late_ = real_time && write_ns - read_ns > period_ns_;
   latency_ns_[packet_index % kLatencyWindow].store(write_ns - read_ns, std::memory_order_relaxed);
   store_max_ns(max_latency_ns_, write_ns - read_ns);
-  if (peaks_reset_.exchange(false, std::memory_order_acq_rel)) {
-    last_write_ns_ = 0;
-  }
-  if (last_write_ns_ != 0) {
+  const bool gap_restarted = peaks_reset_.exchange(false, std::memory_order_acq_rel);
+  if (last_write_ns_ != 0 && !gap_restarted) {
     store_max_ns(max_write_interval_ns_, write_ns - last_write_ns_);
   }
   last_write_ns_ = write_ns;

@@ -206,8 +206,7 @@ class AsyncInterface {
   MotionLimiter limiter_;
   MotionLimiter limiter_before_;  // the reference before the last command (kDropped rewinds to it)
   std::int64_t period_ns_;
-  bool last_write_late_ = false;         // the last command went out more than a period after its read
-  std::int64_t last_write_done_ns_ = 0;  // host time the last write_once returned (real-time side)
+  bool last_write_late_ = false;  // the last command went out more than a period after its read
 
   LatestValue<DeviceState> state_buffer_;
   LatestValue<CommandSample> command_buffer_;
@@ -236,7 +235,7 @@ class AsyncInterface {
   std::atomic<std::int64_t> max_write_interval_ns_{0};
   std::atomic<std::int64_t> max_latency_ns_{0};
   std::atomic<bool> peaks_reset_{false};  // the real-time side restarts its gap measurement
-  std::int64_t last_write_ns_ = 0;        // real-time side, 0 = no write yet
+  std::int64_t last_write_ns_ = 0;        // when the last write_once returned, 0 = none yet
   std::array<std::atomic<std::int64_t>, kLatencyWindow> latency_ns_{};
   // Written by whichever thread runs packet(); read only while the real-time thread is not running
   // (its exit or join orders the writes before the read). Heap: ~70 kB.
