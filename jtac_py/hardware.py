@@ -316,8 +316,9 @@ class FrankaArm:
 
     def automatic_error_recovery(self) -> None:
         """Clears the robot's error (Robot.automatic_error_recovery()) and starts a new motion with a new
-        device. The Controller built on the old device must be stopped and dropped first (its device keeps
-        libfranka's control, and with it the robot's single control slot)."""
+        device. The Controller built on the old device must be stopped first; the old device lets go of
+        libfranka's control (and with it the robot's single control slot), so that Controller may live on
+        (its timing() and packet_trace() still answer) but cannot be started again."""
         self.finish_motion()  # a motion still running ends cleanly first
         self._release_motion()
         self._robot.automatic_error_recovery()
@@ -325,12 +326,14 @@ class FrankaArm:
             self._start_motion()
         except self._plf.InvalidOperationException as error:
             raise RuntimeError(
-                "FrankaArm.automatic_error_recovery: the previous motion is still held; stop and drop the "
-                "Controller built on the old device (and any other reference to it), then call it again"
+                "FrankaArm.automatic_error_recovery: the previous motion is still held (another control "
+                "started on this robot outside this FrankaArm?)"
             ) from error
 
     def close(self) -> None:
-        """Finishes the motion and disconnects (idempotent)."""
+        """Finishes the motion and disconnects (idempotent), also while a stopped Controller built on
+        this arm is still referenced: the device lets go of libfranka's control. Stop the Controller
+        first: nothing may drive the device meanwhile."""
         if getattr(self, "_robot", None) is None:
             return
         try:
@@ -362,7 +365,10 @@ class FrankaArm:
         self._motion_finished = False
 
     def _release_motion(self) -> None:
-        # The device keeps the control alive; dropping both lets pylibfranka end (cancel) the motion.
+        # The device holds the control until it releases it; once neither holds it, pylibfranka ends
+        # (cancels) the motion, and once the Robot goes too, the connection.
+        if self.device is not None:
+            self.device.release()
         self.device = None
         self._control = None
 

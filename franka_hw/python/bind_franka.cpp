@@ -4,15 +4,17 @@
 //
 // The franka::ActiveControlBase* comes from pylibfranka's Python object through the pybind11 cpp conduit
 // (pylibfranka is built with pybind11 3.0; both sides agree on the platform ABI id and compare the
-// std::type_info by name). The device keeps that Python object alive (keep_alive), and with it the
-// control; read_once/write_once come from the Device base (bind_hw.cpp) and release the GIL. Nothing
-// may call the control's readOnce/writeOnce from Python while the device is in use.
+// std::type_info by name). The device holds that Python object, and with it the control, until
+// release() (keep_alive could never let go: a Controller still referencing the device would keep the
+// robot connected); read_once/write_once come from the Device base (bind_hw.cpp) and release the GIL.
+// Nothing may call the control's readOnce/writeOnce from Python while the device is in use.
 #include <pybind11/pybind11.h>
 
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <typeinfo>
+#include <utility>
 
 #include "franka_hw/device.hpp"
 #include "franka_hw/franka_device.hpp"
@@ -46,6 +48,21 @@ void check_pylibfranka_version() {
   }
 }
 
+/// The device made from Python: it owns the Python object of its control until release().
+class OwningFrankaDevice final : public jtac::hw::FrankaDevice {
+ public:
+  OwningFrankaDevice(py::object active_control, franka::ActiveControlBase& control,
+                     const jtac::hw::FrankaDeviceConfig& config)
+      : FrankaDevice(control, config), active_control_(std::move(active_control)) {}
+  void release_control() {
+    release();
+    active_control_ = py::none();
+  }
+
+ private:
+  py::object active_control_;
+};
+
 }  // namespace
 
 /// Registers FrankaDevice in `m` (after bind_hw, which registers its base Device).
@@ -65,15 +82,25 @@ void bind_franka(py::module_& m) {
                    "FrankaDevice: the control was not started for joint positions or joint velocities "
                    "(torque and Cartesian control are not supported)");
              }
-             return std::make_unique<FrankaDevice>(
-                 control,
-                 jtac::hw::FrankaDeviceConfig{.mode = *mode, .use_estimated_wrench = use_estimated_wrench});
+             return std::unique_ptr<FrankaDevice>(std::make_unique<OwningFrankaDevice>(
+                 active_control, control,
+                 jtac::hw::FrankaDeviceConfig{.mode = *mode, .use_estimated_wrench = use_estimated_wrench}));
            }),
            py::arg("active_control"), py::kw_only(), py::arg("use_estimated_wrench") = false,
-           py::keep_alive<1, 2>(),
            "active_control: what pylibfranka's Robot.start_joint_position_control() (or "
-           "start_joint_velocity_control()) returned; kept alive by the device. use_estimated_wrench: report "
-           "the robot's estimate -K_F_ext_hat_K as the F/T reading (stiffness frame K, our sign)")
+           "start_joint_velocity_control()) returned; held by the device until release(). "
+           "use_estimated_wrench: report the robot's estimate -K_F_ext_hat_K as the F/T reading (stiffness "
+           "frame K, our sign)")
+      .def(
+          "release",
+          [](FrankaDevice& d) {
+            // Every FrankaDevice made from Python is an OwningFrankaDevice (the only constructor).
+            static_cast<OwningFrankaDevice&>(d).release_control();
+          },
+          "Lets go of the control (and with it, once the Robot is dropped too, the connection): "
+          "read_once/write_once return NOT_CONFIGURED from now on. Only while no thread drives the device "
+          "(after Controller.stop()). Idempotent.")
+      .def_property_readonly("holds_control", &FrankaDevice::holds_control, "False after release()")
       .def_property_readonly("has_error", &FrankaDevice::has_error)
       .def_property_readonly(
           "last_error",

@@ -85,7 +85,7 @@ std::optional<FrankaControlMode> franka_control_mode(const franka::ActiveControl
 }
 
 FrankaDevice::FrankaDevice(franka::ActiveControlBase& control, const FrankaDeviceConfig& config) noexcept
-    : control_(control), config_(config) {}
+    : control_(&control), config_(config) {}
 
 std::string_view FrankaDevice::last_error() const noexcept {
   if (!has_error_.load(std::memory_order_acquire)) {
@@ -116,15 +116,20 @@ void FrankaDevice::send(const JointArray& values, bool motion_finished) {
   if (config_.mode == FrankaControlMode::kJointPosition) {
     franka::JointPositions command(values);
     command.motion_finished = motion_finished;
-    control_.writeOnce(command);
+    control_->writeOnce(command);
   } else {
     franka::JointVelocities command(values);
     command.motion_finished = motion_finished;
-    control_.writeOnce(command);
+    control_->writeOnce(command);
   }
 }
 
+void FrankaDevice::release() noexcept { control_ = nullptr; }
+
 DeviceStatus FrankaDevice::read_once(DeviceState& state) noexcept {
+  if (control_ == nullptr) {
+    return DeviceStatus::kNotConfigured;
+  }
   if (has_error_.load(std::memory_order_relaxed)) {
     return DeviceStatus::kDeviceError;
   }
@@ -134,7 +139,7 @@ DeviceStatus FrankaDevice::read_once(DeviceState& state) noexcept {
     return DeviceStatus::kMotionFinished;
   }
   try {
-    const std::pair<franka::RobotState, franka::Duration> read = control_.readOnce();
+    const std::pair<franka::RobotState, franka::Duration> read = control_->readOnce();
     const franka::RobotState& robot = read.first;
     ticks_.on_state(robot.time.toMSec(), command_written_, state);
     map_franka_state(robot, config_.use_estimated_wrench, state);
@@ -152,6 +157,9 @@ DeviceStatus FrankaDevice::read_once(DeviceState& state) noexcept {
 }
 
 DeviceStatus FrankaDevice::write_once(const DeviceCommand& command) noexcept {
+  if (control_ == nullptr) {
+    return DeviceStatus::kNotConfigured;
+  }
   if (has_error_.load(std::memory_order_relaxed)) {
     return DeviceStatus::kDeviceError;
   }

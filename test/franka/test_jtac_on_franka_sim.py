@@ -265,6 +265,29 @@ def test_a_reflex_is_reported_and_automatic_error_recovery_resumes(franka_sim):
         arm.close()
 
 
+def test_close_disconnects_while_the_stopped_controller_is_still_referenced(franka_sim):
+    arm, c = _controller(franka_sim)
+    q0 = c.state.q_cmd
+    assert c.follow(Trajectory.quintic(q0, q0 + 0.2 * DELTA, 0.5), timeout=10.0).ok
+    c.stop()
+    arm.close()  # `c` still holds the old device: it must let go of libfranka's control all the same
+    device = c.hardware.device
+    assert device is None  # the arm forgot it; the Controller's interface still has it, released
+    assert len(c.packet_trace()["packet"]) > 0  # the stopped Controller still answers
+    # franka-sim serves one client: a second connection waits until the first one is gone.
+    connected = []
+
+    def connect():
+        second = _arm(franka_sim)
+        connected.append(second.motion_active)
+        second.close()
+
+    thread = threading.Thread(target=connect, daemon=True)
+    thread.start()
+    thread.join(timeout=10.0)
+    assert connected == [True], "the first arm kept the connection: a second FrankaArm could not connect"
+
+
 def test_a_goal_through_the_ros_node_on_franka_sim(franka_sim):
     rclpy = pytest.importorskip("rclpy")
     from rclpy.executors import MultiThreadedExecutor

@@ -111,7 +111,7 @@ class FrankaTickCounter {
 std::optional<FrankaControlMode> franka_control_mode(const franka::ActiveControlBase& control) noexcept;
 
 /// A Franka arm through libfranka's ActiveControl (see the top of this file).
-class FrankaDevice final : public Device {
+class FrankaDevice : public Device {
  public:
   /// Capacity of the error message buffer, terminating zero included [bytes].
   static constexpr std::size_t kErrorCapacity = 512;
@@ -120,6 +120,14 @@ class FrankaDevice final : public Device {
   FrankaDevice(franka::ActiveControlBase& control, const FrankaDeviceConfig& config) noexcept;
   FrankaDevice(const FrankaDevice&) = delete;
   FrankaDevice& operator=(const FrankaDevice&) = delete;
+  ~FrankaDevice() override = default;
+
+  /// Forgets the control: read_once()/write_once() return kNotConfigured from now on and never touch
+  /// it, so that its owner may end it (pylibfranka cancels an unfinished motion and disconnects once
+  /// the control and the Robot are gone). Only while no thread uses the device. Idempotent.
+  void release() noexcept;
+  /// False after release().
+  bool holds_control() const noexcept { return control_ != nullptr; }
 
   /// readOnce(): blocks until the robot's next state. kMotionFinished (state.motion_finished set, no
   /// call into libfranka) once a command with motion_finished was written; kDeviceError after an
@@ -157,7 +165,7 @@ class FrankaDevice final : public Device {
   /// writeOnce of a position or velocity command (may throw: libfranka's).
   void send(const JointArray& values, bool motion_finished);
 
-  franka::ActiveControlBase& control_;
+  franka::ActiveControlBase* control_;  // nullptr after release()
   FrankaDeviceConfig config_;
 
   // Real-time thread only.
