@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -301,6 +302,22 @@ TEST(FrankaDevice, MotionFinishedEndsTheMotionWithoutFurtherCallsIntoLibfranka) 
   EXPECT_EQ(device.write_once(position_command(0.0)), DeviceStatus::kMotionFinished);
   EXPECT_EQ(fake.reads, reads);
   EXPECT_EQ(fake.writes, writes);
+}
+
+TEST(FrankaDevice, AReleasedDeviceNeverTouchesTheControlAgain) {
+  auto fake = std::make_unique<FakeControl>();
+  FrankaDevice device(*fake, FrankaDeviceConfig{});
+  DeviceState state;
+  ASSERT_EQ(device.read_once(state), DeviceStatus::kOk);
+  ASSERT_EQ(device.write_once(position_command(0.0)), DeviceStatus::kOk);
+  EXPECT_TRUE(device.holds_control());
+  device.release();
+  device.release();  // idempotent
+  EXPECT_FALSE(device.holds_control());
+  fake.reset();  // its owner may end the control now: the device must not reach it
+  EXPECT_EQ(device.read_once(state), DeviceStatus::kNotConfigured);
+  EXPECT_EQ(device.write_once(position_command(0.0)), DeviceStatus::kNotConfigured);
+  EXPECT_FALSE(device.has_error());
 }
 
 TEST(FrankaDevice, AReflexBecomesADeviceErrorWithLibfrankasMessage) {
