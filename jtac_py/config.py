@@ -280,7 +280,23 @@ def native_config(values: Mapping[str, Any], urdf_xml: str | None = None) -> _na
         ],
         # The core has one flag for all tips: on as soon as any tip has a sensor name.
         has_force_torque_sensor=admittance_enabled(values),
+        **robot_joint_limits(values),
     )
+
+
+def robot_joint_limits(values: Mapping[str, Any]) -> dict[str, list[float]]:
+    """The robot's joint velocity [rad/s] and acceleration [rad/s²] limits in controller joint order: they
+    bound the segment jtac inserts before a goal's first point. Empty when the controlled joints are not
+    the robot's arm joints (another description), where no table applies."""
+    spec = robots.robot_spec(values["robot"])
+    index = {name: i for i, name in enumerate(spec.joint_names)}
+    joints = list(values["joints"])
+    if not all(name in index for name in joints):
+        return {"max_velocity_rad_s": [], "max_acceleration_rad_s2": []}
+    return {
+        "max_velocity_rad_s": [spec.dq_max_rad_s[index[name]] for name in joints],
+        "max_acceleration_rad_s2": [spec.ddq_max_rad_s2[index[name]] for name in joints],
+    }
 
 
 def native_parameters(values: Mapping[str, Any]) -> _native.JtacParameters:

@@ -31,8 +31,10 @@ stamp is a ROS time and is mapped through the offset between the two clocks, rea
 the same moment: ``start_time_s = controller_now_s + (stamp - ros_now_s)``.
 
 Trajectory points: empty ``velocities`` / ``accelerations`` leave the key out, so the core
-interpolates each segment from what both its ends carry (positions only: linear, + velocities: cubic,
-+ accelerations: quintic). ``effort`` is not used by this position controller (noted when given).
+interpolates from what the points carry (positions only: a C2 cubic spline from the current command
+to rest, + velocities: cubic, + accelerations: quintic; docs/trajectory_engine.md). ``effort`` is
+passed on and the core refuses the goal naming the point: this controller commands positions, and a
+silently ignored effort would run a different motion than the one asked for.
 
 Result codes
 ------------
@@ -285,8 +287,8 @@ def trajectory_goal_from_msg(
     controller_now_s: float,
     notes: MutableSequence[str] | None = None,
 ) -> dict[str, Any]:
-    """trajectory_msgs/JointTrajectory -> the core's trajectory dict (without tolerances); what is
-    ignored (effort) is appended to `notes` when given.
+    """trajectory_msgs/JointTrajectory -> the core's trajectory dict (without tolerances). `notes` is
+    kept for callers that collect what is worth logging; a trajectory itself adds none.
 
     ros_now_s: ROS time now (seconds, or a builtin_interfaces/Time / rclpy Time, whose difference to
     the stamp is then exact); controller_now_s: the controller clock now (ControllerState.time), read
@@ -294,7 +296,6 @@ def trajectory_goal_from_msg(
     Raises GoalConversionError for a nonzero stamp before the controller clock's origin.
     """
     points = []
-    with_effort = False
     for point in trajectory.points:
         entry: dict[str, Any] = {
             "time_from_start_s": duration_to_s(point.time_from_start),
@@ -304,10 +305,9 @@ def trajectory_goal_from_msg(
             entry["velocities_rad_s"] = _floats(point.velocities)
         if len(point.accelerations):
             entry["accelerations_rad_s2"] = _floats(point.accelerations)
-        with_effort = with_effort or len(point.effort) > 0
+        if len(point.effort):  # refused by the core, which names the point (jtac commands positions)
+            entry["effort"] = _floats(point.effort)
         points.append(entry)
-    if with_effort and notes is not None:
-        notes.append("trajectory.points[].effort is ignored (this controller commands positions)")
     return {
         "joint_names": [str(name) for name in trajectory.joint_names],
         "points": points,

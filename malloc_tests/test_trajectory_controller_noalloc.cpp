@@ -57,6 +57,9 @@ jtac::ControllerConfig fr3_config() {
   config.joint_names = fr3_joint_names();
   config.continuous_joints = {"fr3_joint7"};
   config.max_trajectory_points = kGoalPoints;
+  // The FR3's joint limits bound the segment to a goal's first point (the connecting-segment check).
+  config.max_velocity_rad_s = {2.62, 2.62, 2.62, 2.62, 5.26, 4.18, 5.26};
+  config.max_acceleration_rad_s2 = std::vector<double>(kNumJoints, 10.0);
   return config;
 }
 
@@ -622,6 +625,57 @@ TEST(TrajectoryControllerNoAlloc, EveryModeOverHundredThousandCyclesAllocatesNot
       kinds, static_cast<long long>(h.mode_cycles_[0]), static_cast<long long>(h.mode_cycles_[1]),
       static_cast<long long>(h.mode_cycles_[2]), static_cast<long long>(h.mode_cycles_[3]),
       static_cast<long long>(h.mode_cycles_[4]), static_cast<long long>(h.mode_cycles_[5]));
+}
+
+// A positions-only goal of the maximum size (its spline solved on the control thread when taken), a
+// first point that lies ahead (the connecting-segment check), a stamped re-send stitched under a time
+// scale that ramped and paused (the scale history), and a refused connecting segment.
+TEST(TrajectoryControllerNoAlloc, SplinesConnectingSegmentsAndStampsUnderScalingAllocateNothing) {
+  Harness h;
+  h.activate();
+  h.run(5);
+  const JointVector q0 = h.out_.reference.position_rad;
+  jtac::TrajectoryGoal goal = empty_goal();
+  goal.start_time_s = h.time_s_ + kPeriodS;
+  for (int i = 0; i < kGoalPoints; ++i) {  // positions only, the first point 0.5 s ahead
+    const double s = static_cast<double>(i) / (kGoalPoints - 1);
+    const JointVector q = q0 + 0.2 * std::sin(std::numbers::pi * s) * JointVector::Ones(kNumJoints);
+    jtac::GoalPoint point;
+    point.time_from_start_s = 0.5 + 8.0 * s;
+    for (int k = 0; k < kNumJoints; ++k) {
+      const int j = kNumJoints - 1 - k;
+      point.positions_rad.push_back(q[j] + (j == kContinuousJoint ? kTwoPi : 0.0));
+    }
+    goal.points.push_back(std::move(point));
+  }
+  h.submit(goal);
+  h.run(2000);
+  h.set_time_scale(30.0);
+  h.run(1000);
+  h.set_time_scale(0.0);
+  h.run(1000);
+  const std::uint64_t resent = h.submit(goal);  // the same stamp: continues where the path paused
+  h.run(2);
+  h.set_time_scale(100.0);
+  ASSERT_TRUE(h.run_until_mode(ControllerMode::kIdle, 20000));
+  bool succeeded = false;
+  for (const auto& e : h.all_events_) {
+    succeeded = succeeded || (e.type == EventType::kGoalSucceeded && e.goal_id == resent);
+  }
+  EXPECT_TRUE(succeeded);
+  // A first point 0.3 rad away in 0.1 s: refused by the connecting-segment check.
+  jtac::TrajectoryGoal jump = empty_goal();
+  append_point(jump, 0.1, h.out_.reference.position_rad + JointVector::Constant(kNumJoints, 0.3),
+               JointVector::Zero(kNumJoints), JointVector::Zero(kNumJoints));
+  const std::uint64_t refused = h.submit(jump);
+  h.run(2);
+  bool refused_seen = false;
+  for (const auto& e : h.all_events_) {
+    refused_seen = refused_seen || (e.goal_id == refused && e.detail == EventDetail::kConnectingAcceleration);
+  }
+  EXPECT_TRUE(refused_seen);
+  EXPECT_EQ(h.allocations_, 0);
+  EXPECT_EQ(h.bad_commands_, 0);
 }
 
 // ------------------------------------------------------------------------------------ engine bugs

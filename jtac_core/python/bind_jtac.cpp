@@ -554,11 +554,14 @@ void bind_configuration(py::module_& m) {
   py::class_<jtac::JtacConfig>(m, "JtacConfig", "Configure-time structure (read-only parameters)")
       .def(py::init([](std::vector<std::string> joint_names, std::vector<std::string> continuous_joints,
                        int max_trajectory_points, std::string urdf_xml, std::string base_frame,
-                       const py::object& tips, bool has_force_torque_sensor) {
+                       const py::object& tips, bool has_force_torque_sensor,
+                       std::vector<double> max_velocity_rad_s, std::vector<double> max_acceleration_rad_s2) {
              jtac::JtacConfig c;
              c.trajectory.joint_names = std::move(joint_names);
              c.trajectory.continuous_joints = std::move(continuous_joints);
              c.trajectory.max_trajectory_points = max_trajectory_points;
+             c.trajectory.max_velocity_rad_s = std::move(max_velocity_rad_s);
+             c.trajectory.max_acceleration_rad_s2 = std::move(max_acceleration_rad_s2);
              c.urdf_xml = std::move(urdf_xml);
              c.base_frame = std::move(base_frame);
              c.tips = tip_frames_from(tips);
@@ -567,7 +570,20 @@ void bind_configuration(py::module_& m) {
            }),
            py::arg("joint_names"), py::arg("continuous_joints") = std::vector<std::string>{},
            py::arg("max_trajectory_points") = 10000, py::arg("urdf_xml") = "", py::arg("base_frame") = "",
-           py::arg("tips") = py::list(), py::arg("has_force_torque_sensor") = false)
+           py::arg("tips") = py::list(), py::arg("has_force_torque_sensor") = false,
+           py::arg("max_velocity_rad_s") = std::vector<double>{},
+           py::arg("max_acceleration_rad_s2") = std::vector<double>{})
+      .def_property(
+          "max_velocity_rad_s", [](const jtac::JtacConfig& c) { return c.trajectory.max_velocity_rad_s; },
+          [](jtac::JtacConfig& c, std::vector<double> v) { c.trajectory.max_velocity_rad_s = std::move(v); },
+          "The robot's joint velocity limits [rad/s] bounding the segment to a goal's first point; [] = none")
+      .def_property(
+          "max_acceleration_rad_s2",
+          [](const jtac::JtacConfig& c) { return c.trajectory.max_acceleration_rad_s2; },
+          [](jtac::JtacConfig& c, std::vector<double> v) {
+            c.trajectory.max_acceleration_rad_s2 = std::move(v);
+          },
+          "The robot's joint acceleration limits [rad/s²] for the same segment; [] = none")
       .def_property(
           "joint_names", [](const jtac::JtacConfig& c) { return c.trajectory.joint_names; },
           [](jtac::JtacConfig& c, std::vector<std::string> v) { c.trajectory.joint_names = std::move(v); })

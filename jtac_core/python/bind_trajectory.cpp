@@ -95,10 +95,12 @@ jtac::GoalPoint goal_point_from(const py::handle& item, std::size_t index) {
       p.velocities_rad_s = double_list(value, where + ".velocities_rad_s");
     } else if (key == "accelerations_rad_s2") {
       p.accelerations_rad_s2 = double_list(value, where + ".accelerations_rad_s2");
+    } else if (key == "effort") {
+      p.effort = double_list(value, where + ".effort");
     } else {
       throw std::invalid_argument(
           where + ": unknown key '" + key +
-          "' (time_from_start_s, positions_rad, velocities_rad_s, accelerations_rad_s2)");
+          "' (time_from_start_s, positions_rad, velocities_rad_s, accelerations_rad_s2, effort)");
     }
   }
   return p;
@@ -569,20 +571,23 @@ void bind_controller(py::module_& m) {
 
   py::class_<jtac::GoalPoint>(m, "GoalPoint", "One waypoint in goal joint order; empty = not provided")
       .def(py::init([](double time_from_start_s, const py::object& positions_rad,
-                       const py::object& velocities_rad_s, const py::object& accelerations_rad_s2) {
+                       const py::object& velocities_rad_s, const py::object& accelerations_rad_s2,
+                       const py::object& effort) {
              jtac::GoalPoint p;
              p.time_from_start_s = time_from_start_s;
              p.positions_rad = double_list(positions_rad, "positions_rad");
              p.velocities_rad_s = double_list(velocities_rad_s, "velocities_rad_s");
              p.accelerations_rad_s2 = double_list(accelerations_rad_s2, "accelerations_rad_s2");
+             p.effort = double_list(effort, "effort");
              return p;
            }),
            py::arg("time_from_start_s"), py::arg("positions_rad"), py::arg("velocities_rad_s") = py::none(),
-           py::arg("accelerations_rad_s2") = py::none())
+           py::arg("accelerations_rad_s2") = py::none(), py::arg("effort") = py::none())
       .def_readwrite("time_from_start_s", &jtac::GoalPoint::time_from_start_s)
       .def_readwrite("positions_rad", &jtac::GoalPoint::positions_rad)
       .def_readwrite("velocities_rad_s", &jtac::GoalPoint::velocities_rad_s)
-      .def_readwrite("accelerations_rad_s2", &jtac::GoalPoint::accelerations_rad_s2);
+      .def_readwrite("accelerations_rad_s2", &jtac::GoalPoint::accelerations_rad_s2)
+      .def_readwrite("effort", &jtac::GoalPoint::effort, "refused when given: jtac commands positions");
 
   py::class_<jtac::TrajectoryGoal>(m, "TrajectoryGoal",
                                    "A trajectory goal (lists are copied: assign whole lists)")
@@ -675,15 +680,22 @@ void bind_controller(py::module_& m) {
           "configure",
           [](jtac::TrajectoryController& c, std::vector<std::string> joint_names,
              std::vector<std::string> continuous_joints, int max_trajectory_points,
-             const jtac::ControllerParameters& parameters) {
+             const jtac::ControllerParameters& parameters, std::vector<double> max_velocity_rad_s,
+             std::vector<double> max_acceleration_rad_s2) {
             jtac::ControllerConfig config;
             config.joint_names = std::move(joint_names);
             config.continuous_joints = std::move(continuous_joints);
             config.max_trajectory_points = max_trajectory_points;
+            config.max_velocity_rad_s = std::move(max_velocity_rad_s);
+            config.max_acceleration_rad_s2 = std::move(max_acceleration_rad_s2);
             c.configure(config, parameters);  // std::invalid_argument -> ValueError
           },
           py::arg("joint_names"), py::arg("continuous_joints"), py::arg("max_trajectory_points"),
-          py::arg("parameters"), "Claims all memory; ValueError naming the offending joint or value")
+          py::arg("parameters"), py::kw_only(), py::arg("max_velocity_rad_s") = std::vector<double>{},
+          py::arg("max_acceleration_rad_s2") = std::vector<double>{},
+          "Claims all memory; ValueError naming the offending joint or value. max_velocity_rad_s / "
+          "max_acceleration_rad_s2: the robot's joint limits that bound the segment to a goal's first point "
+          "(empty = unchecked)")
       .def("validate_parameters", &jtac::TrajectoryController::validate_parameters, py::arg("parameters"),
            "'' or a message naming the parameter, joint and value")
       .def("set_parameters", &jtac::TrajectoryController::set_parameters, py::arg("parameters"),

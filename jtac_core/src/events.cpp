@@ -11,10 +11,22 @@ std::string axis_name(int axis) {
   return axis >= 0 && axis < 6 ? kNames[axis] : "?";
 }
 
+// ros2_control's names of a force/torque sensor's state interfaces.
+std::string interface_name(int axis) {
+  static const char* const kNames[] = {"force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z"};
+  return axis >= 0 && axis < 6 ? kNames[axis] : "?";
+}
+
 std::string number(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.6g", v);
   return buf;
+}
+
+// A non-finite input caught before a goal moved fails it; one caught during motion brakes.
+std::string outcome(const Event& e) {
+  return e.code == ResultCode::kInvalidGoal ? ": the goal is refused before any motion"
+                                            : "; braking to a stop";
 }
 
 }  // namespace
@@ -53,9 +65,11 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
     case EventDetail::kCanceled:
       return "canceled; the arm braked to a stop";
     case EventDetail::kNonFiniteMeasuredPosition:
-      return "measured position of " + joint + " is " + number(e.value) + "; braking to a stop";
+      return "measured position of " + joint + " (state interface position) is " + number(e.value) +
+             outcome(e);
     case EventDetail::kNonFiniteMeasuredVelocity:
-      return "measured velocity of " + joint + " is " + number(e.value) + "; braking to a stop";
+      return "measured velocity of " + joint + " (state interface velocity) is " + number(e.value) +
+             outcome(e);
     case EventDetail::kNonFiniteCommand:
       return "position command of " + joint + " came out as " + number(e.value) +
              "; held the last finite command and braked to a stop";
@@ -90,7 +104,8 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
              axis_name(e.joint % 6) + " reads " + number(e.value) + " (threshold " + number(e.limit) + ")";
     case EventDetail::kNonFiniteWrench:
       return "force/torque reading of tip " + std::to_string(e.joint / 6) + " axis " +
-             axis_name(e.joint % 6) + " is " + number(e.value) + "; braking to a stop";
+             axis_name(e.joint % 6) + " (state interface " + interface_name(e.joint % 6) + ") is " +
+             number(e.value) + outcome(e);
     case EventDetail::kAdmittanceNonFinite:
       return "the admittance integrator produced a non-finite offset for " + joint + "; braking to a stop";
     case EventDetail::kStitchPayloadMismatch:
@@ -99,6 +114,17 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
              std::to_string(e.joint) + "; both goals must agree unless both masses are zero";
     case EventDetail::kTareWhileExecuting:
       return "tare refused: a goal is executing; zero the sensor while the arm is idle and unloaded";
+    case EventDetail::kConnectingVelocity:
+    case EventDetail::kConnectingAcceleration: {
+      const bool velocity = e.detail == EventDetail::kConnectingVelocity;
+      return "the segment jtac inserts from the current command to trajectory.points[0] (" +
+             number(e.stop_duration_s) + " s at full speed) needs " + number(e.value) +
+             (velocity ? " rad/s on " : " rad/s^2 on ") + joint + ", above the robot's " +
+             (velocity ? "velocity" : "acceleration") + " limit of " + number(e.limit) +
+             (velocity ? " rad/s" : " rad/s^2") +
+             ": give the first point a later time_from_start, or start the trajectory at the current "
+             "position";
+    }
     case EventDetail::kExternalStop:
       return "stop requested (" + std::string(to_string(e.code)) + ")" +
              (e.joint >= 0 ? ": axis " + std::to_string(e.joint) + " value " + number(e.value) + " limit " +

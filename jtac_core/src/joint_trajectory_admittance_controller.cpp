@@ -423,6 +423,12 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
       }
       out.wrench_filtered_sensor[i] = r.wrench_filtered_sensor;
       wrench_control_[i] = r.wrench_control;
+      if (r.status == ForceTorqueStatus::kNonFinite && seams_.input_fault == EventDetail::kNone) {
+        // Also while idle: a goal arriving now is refused before it moves anything.
+        seams_.input_fault = EventDetail::kNonFiniteWrench;
+        seams_.input_fault_index = 6 * k + (r.violated_axis >= 0 ? r.violated_axis : 0);
+        seams_.input_fault_value = r.violated_axis >= 0 ? wrench_raw_sensor[i][r.violated_axis] : 0.0;
+      }
       if (!goal_active || seams_.stop_requested) {
         continue;
       }

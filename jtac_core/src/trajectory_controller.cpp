@@ -69,8 +69,32 @@ void TrajectoryController::configure(const ControllerConfig& config, const Contr
     throw std::invalid_argument("max_trajectory_points = " + std::to_string(config.max_trajectory_points) +
                                 ": must be at least 1");
   }
+  const auto check_limits = [&](const std::vector<double>& limits, const char* name) {
+    if (limits.empty()) {
+      return;
+    }
+    if (limits.size() != n) {
+      throw std::invalid_argument(std::string(name) + " has " + std::to_string(limits.size()) +
+                                  " values, expected " + std::to_string(n) + " (one per joint) or none");
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!(std::isfinite(limits[j]) && limits[j] > 0.0)) {
+        throw std::invalid_argument(std::string(name) + "[" + std::to_string(j) + "] (joint " +
+                                    quoted(config.joint_names[j]) + ") = " + num(limits[j]) +
+                                    ": must be finite and > 0");
+      }
+    }
+  };
+  check_limits(config.max_velocity_rad_s, "max_velocity");
+  check_limits(config.max_acceleration_rad_s2, "max_acceleration");
   config_ = config;
   num_joints_ = static_cast<int>(n);
+  max_velocity_rad_s_ = Eigen::Map<const JointVector>(
+      config.max_velocity_rad_s.data(), static_cast<Eigen::Index>(config.max_velocity_rad_s.size()));
+  max_acceleration_rad_s2_ =
+      Eigen::Map<const JointVector>(config.max_acceleration_rad_s2.data(),
+                                    static_cast<Eigen::Index>(config.max_acceleration_rad_s2.size()));
+  clock_.reserve();
   continuous_ = continuous;
   if (const std::string error = validate_parameters(parameters); !error.empty()) {
     throw std::invalid_argument(error);
@@ -88,7 +112,7 @@ void TrajectoryController::configure(const ControllerConfig& config, const Contr
   time_scaler_.set_filter_constant(parameters.time_scale_filter_constant_s);
   time_scaler_.reset(parameters.time_scale_percentage);
   scale_prev_ = time_scaler_.current().scale;
-  for (auto* state : {&last_command_, &reference_, &hold_, &scratch_, &path_now_}) {
+  for (auto* state : {&last_command_, &reference_, &hold_, &scratch_, &path_now_, &path_now_traj_}) {
     state->set_zero(num_joints_);
   }
   last_offset_rad_.setZero(num_joints_);
@@ -155,7 +179,7 @@ std::string TrajectoryController::set_parameters(const ControllerParameters& par
   return "";
 }
 
-SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, double now_s,
+SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, double /*now_s*/,
                                                const AdmittanceGoal* admittance) {
   std::lock_guard<std::mutex> lock(submit_mutex_);
   SubmitResult r;
@@ -244,6 +268,13 @@ SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, doubl
       return reject(ResultCode::kInvalidGoal, "trajectory.points[" + std::to_string(i) +
                                                   "].accelerations are given without velocities");
     }
+    if (!pt.effort.empty()) {
+      return reject(ResultCode::kInvalidGoal,
+                    "trajectory.points[" + std::to_string(i) + "].effort has " +
+                        std::to_string(pt.effort.size()) +
+                        " values: jtac commands joint positions and does not execute efforts; send the "
+                        "point without effort");
+    }
     const std::string where = "trajectory.points[" + std::to_string(i) + "].time_from_start";
     if (!std::isfinite(pt.time_from_start_s) || pt.time_from_start_s < 0.0) {
       return reject(ResultCode::kInvalidGoal,
@@ -287,13 +318,9 @@ SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, doubl
     return reject(ResultCode::kInvalidGoal,
                   "trajectory.header.stamp = " + num(goal.start_time_s) + " s: must be finite and >= 0");
   }
-  const double end_s = goal.start_time_s + goal.points.back().time_from_start_s;
-  if (goal.start_time_s > 0.0 && end_s < now_s) {
-    return reject(ResultCode::kOldHeaderTimestamp, "trajectory.header.stamp = " + num(goal.start_time_s) +
-                                                       " s: the whole trajectory ended at " + num(end_s) +
-                                                       " s, " + num(now_s - end_s) + " s before now (" +
-                                                       num(now_s) + " s)");
-  }
+  // A stamp in the past is judged at the cycle that takes the goal, where the speed scale's history
+  // tells how much of the trajectory has elapsed (trajectory_clock.hpp): at a reduced or paused
+  // scale a goal stamped long ago may be half done, not old.
   // ---- convert into the writer's preallocated buffer, in controller joint order
   PreparedGoal& out = goals_.write_buffer();
   out.trajectory.clear();
@@ -431,34 +458,44 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
                                            bool from_motion) noexcept {
   Trajectory& traj = goal.trajectory;
   const double scale = time_scaler_.current().scale;  // already updated for this cycle
+  const double t_first = traj.time_from_start(0);
   // Whole-turn alignment of continuous joints to the active path (one offset per goal).
-  if (tau_s >= traj.time_from_start(0)) {
+  if (tau_s >= t_first) {
     traj.sample(tau_s, scratch_);
   }
   for (int j = 0; j < num_joints_; ++j) {
     if (!continuous_[static_cast<std::size_t>(j)]) {
       continue;
     }
-    const double p = tau_s >= traj.time_from_start(0) ? scratch_.position_rad[j] : traj.position(0, j);
+    const double p = tau_s >= t_first ? scratch_.position_rad[j] : traj.position(0, j);
     const double offset = whole_turn_offset(path_now_.position_rad[j], p);
     if (offset != 0.0) {
       traj.offset_joint(j, offset);
     }
   }
-  // The segment before the first point starts from the active path's state at the stitch time, in
-  // trajectory-time derivatives (the reference's are scaled by s). A future start holds at rest.
-  scratch_.position_rad = path_now_.position_rad;
-  if (tau_s < 0.0 || !(scale > 0.0)) {
+  // The segment before the first point (and a positions-only spline) starts from the active path's
+  // state at the stitch time, in trajectory-time derivatives; a future start holds at rest until then.
+  scratch_ = path_now_traj_;
+  if (tau_s < 0.0) {
     scratch_.velocity_rad_s.setZero(num_joints_);
     scratch_.acceleration_rad_s2.setZero(num_joints_);
-  } else {
-    scratch_.velocity_rad_s = path_now_.velocity_rad_s / scale;
-    scratch_.acceleration_rad_s2.setZero(num_joints_);
   }
-  traj.set_start_state(scratch_, tau_s > 0.0 ? tau_s : 0.0);
-  // Raw continuity at the stitch instant, in real-time units. A future start holds still until
-  // τ = 0: the jump now is the active path's velocity, and at the start the trajectory at τ = 0.
-  traj.sample(tau_s > 0.0 ? tau_s : 0.0, scratch_);
+  const double start_tau_s = tau_s > 0.0 ? tau_s : 0.0;
+  traj.set_start_state(scratch_, start_tau_s);
+  if (traj.positions_only()) {
+    traj.fit_positions_only_spline();
+  }
+  if (start_tau_s < t_first) {
+    // Before its first point the goal follows jtac's own segment from the active command: continuous
+    // by construction, so what needs checking is that the robot can follow it.
+    if (!check_connecting_segment(goal, time_s, start_tau_s)) {
+      return false;
+    }
+  }
+  // Raw continuity at the stitch instant, in real-time units: the replacement sampled at the stitch
+  // time against the active path itself. A future start holds still until τ = 0: the jump now is
+  // the active path's velocity, and at the start the trajectory at τ = 0.
+  traj.sample(start_tau_s, scratch_);
   const double pos_tol =
       from_motion ? params_.stitch_position_tolerance_rad : params_.start_position_tolerance_rad;
   const double vel_tol =
@@ -487,32 +524,73 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
   return true;
 }
 
-void TrajectoryController::handle_new_goal(double time_s, double period_s, double scale_mid) noexcept {
+bool TrajectoryController::check_connecting_segment(const PreparedGoal& goal, double time_s,
+                                                    double start_tau_s) noexcept {
+  const bool check_velocity = max_velocity_rad_s_.size() == num_joints_;
+  const bool check_acceleration = max_acceleration_rad_s2_.size() == num_joints_;
+  if (!check_velocity && !check_acceleration) {
+    return true;
+  }
+  // At full speed (trajectory time): a lower speed scale only slows it down. The polynomial is
+  // sampled at 65 instants; its acceleration is at most cubic in time, so the peak between
+  // samples exceeds the sampled one by well under 1 % (tolerated by the limit's own margin).
+  constexpr int kSamples = 64;
+  const Trajectory& traj = goal.trajectory;
+  const double t_first = traj.time_from_start(0);
+  for (int i = 0; i <= kSamples; ++i) {
+    const double tau = start_tau_s + (t_first - start_tau_s) * static_cast<double>(i) / kSamples;
+    traj.sample(i == kSamples ? std::nextafter(t_first, start_tau_s) : tau, scratch_);
+    for (int j = 0; j < num_joints_; ++j) {
+      const double v = std::abs(scratch_.velocity_rad_s[j]);
+      const double a = std::abs(scratch_.acceleration_rad_s2[j]);
+      if (check_velocity && !(v <= max_velocity_rad_s_[j])) {
+        emit(EventType::kGoalAborted, EventDetail::kConnectingVelocity, ResultCode::kInvalidGoal,
+             goal.goal_id, j, v, max_velocity_rad_s_[j], time_s, t_first - start_tau_s);
+        return false;
+      }
+      if (check_acceleration && !(a <= max_acceleration_rad_s2_[j])) {
+        emit(EventType::kGoalAborted, EventDetail::kConnectingAcceleration, ResultCode::kInvalidGoal,
+             goal.goal_id, j, a, max_acceleration_rad_s2_[j], time_s, t_first - start_tau_s);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void TrajectoryController::handle_new_goal(double time_s, double period_s, double scale_mid,
+                                           const Event& fault) noexcept {
   PreparedGoal* goal = goals_.peek();
   if (goal == nullptr) {
     return;
   }
   // The active path at this cycle's time: what the reference would be without the new goal.
   if (mode_ == ControllerMode::kExecuting && active_goal_ != nullptr) {
-    const TimeScale ts = time_scaler_.current();
-    active_goal_->trajectory.sample(tau_s_ + period_s * scale_mid, path_now_);
-    scale_to_real_time(path_now_, ts);
+    active_goal_->trajectory.sample(tau_s_ + period_s * scale_mid, path_now_traj_);
   } else {
-    hold(path_now_);
+    hold(path_now_traj_);
   }
+  path_now_ = path_now_traj_;
+  scale_to_real_time(path_now_, time_scaler_.current());
   const std::uint64_t id = goal->goal_id;
   if (cancel_goal_id_.load(std::memory_order_acquire) == id) {
     emit(EventType::kGoalCanceled, EventDetail::kCanceled, ResultCode::kSuccessful, id, -1, 0.0, 0.0, time_s);
     goals_.decline();
     return;
   }
+  if (fault.detail != EventDetail::kNone) {
+    // Caught before the goal moved anything: the goal fails, the active one (if any) brakes for it.
+    emit(EventType::kGoalAborted, fault.detail, ResultCode::kInvalidGoal, id, fault.joint, fault.value, 0.0,
+         time_s);
+    goals_.decline();
+    return;
+  }
   const double start_s = goal->start_time_s > 0.0 ? goal->start_time_s : time_s;
-  // The elapsed prefix in trajectory time: real time since the stamp at this cycle's speed scale.
-  const double elapsed_s = time_s - start_s;
-  const double tau_s = elapsed_s > 0.0 ? elapsed_s * time_scaler_.current().scale : elapsed_s;
-  if (elapsed_s > goal->trajectory.duration()) {
+  // The elapsed prefix in trajectory time: the scale's history since the stamp (trajectory_clock.hpp).
+  const double tau_s = time_s > start_s ? clock_.elapsed_since(start_s) : time_s - start_s;
+  if (tau_s > goal->trajectory.duration()) {
     emit(EventType::kGoalAborted, EventDetail::kTrajectoryInThePast, ResultCode::kOldHeaderTimestamp, id, -1,
-         elapsed_s - goal->trajectory.duration(), 0.0, time_s);
+         tau_s - goal->trajectory.duration(), 0.0, time_s);
     goals_.decline();
     return;
   }
@@ -660,6 +738,7 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
     reference_ = last_command_;
     last_offset_rad_.setZero(num_joints_);
     last_command_time_s_ = time_s - period_s;
+    clock_.reset(time_s - period_s, scale_prev_);
     command_initialized_ = true;
   }
   const TimeScale ts = time_scaler_.update(period_s);
@@ -667,10 +746,21 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
   // sampled velocity v = dq/dτ·s is the derivative of the sampled position also while s ramps.
   const double scale_mid = 0.5 * (scale_prev_ + ts.scale);
   scale_prev_ = ts.scale;
+  clock_.advance(time_s, scale_mid);
 
   // ---- phase A: requests that change the mode
+  Event fault;  // the first non-finite input of this cycle: it refuses a goal arriving now
+  if (bad_joint >= 0) {
+    fault.detail = bad_detail;
+    fault.joint = bad_joint;
+    fault.value = bad_value;
+  } else if (seams.input_fault != EventDetail::kNone) {
+    fault.detail = seams.input_fault;
+    fault.joint = seams.input_fault_index;
+    fault.value = seams.input_fault_value;
+  }
   const std::uint64_t goal_before = active_goal_id_;
-  handle_new_goal(time_s, period_s, scale_mid);
+  handle_new_goal(time_s, period_s, scale_mid, fault);
   const bool taken_this_cycle = active_goal_id_ != goal_before;
   const std::uint64_t cancel_id = cancel_goal_id_.load(std::memory_order_acquire);
   if (cancel_id != 0 && cancel_id == active_goal_id_ && in_motion_mode(mode_)) {
@@ -688,7 +778,7 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
 
   // ---- phase B: advance the active goal
   if (mode_ == ControllerMode::kWaiting && time_s >= active_goal_->start_time_s) {
-    tau_s_ = (time_s - active_goal_->start_time_s) * ts.scale;
+    tau_s_ = clock_.elapsed_since(active_goal_->start_time_s);
     mode_ = ControllerMode::kExecuting;
   } else if (mode_ == ControllerMode::kExecuting && !taken_this_cycle) {
     tau_s_ += period_s * scale_mid;  // a goal taken now is sampled at its τ = t − start first

@@ -198,6 +198,29 @@ TEST_F(Jtac, NonFiniteWrenchDuringAGoalIsAnAdmittanceError) {
   EXPECT_TRUE(out_.trajectory.command.position_rad.allFinite());
 }
 
+TEST_F(Jtac, ANonFiniteWrenchWhenAGoalArrivesFailsItBeforeMotion) {
+  wrench_[0][2] = std::numeric_limits<double>::quiet_NaN();
+  const jtac::JointVector held = out_.trajectory.command.position_rad;
+  const auto id = submit(hold(1.0));
+  step();
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(result->detail, EventDetail::kNonFiniteWrench);
+  EXPECT_EQ(find(EventType::kGoalStarted, id), nullptr);
+  EXPECT_EQ(find(EventType::kStopStarted, id), nullptr);
+  EXPECT_EQ(jtac::describe(*result, ctrl_.joint_names()),
+            "force/torque reading of tip 0 axis Fz (state interface force.z) is nan: the goal is refused "
+            "before any "
+            "motion");
+  EXPECT_EQ(out_.trajectory.command.position_rad, held);
+  // Once the reading is finite again, the same goal runs.
+  wrench_[0][2] = 0.0;
+  const auto again = submit(hold(0.2));
+  run(0.3);
+  EXPECT_NE(find(EventType::kGoalSucceeded, again), nullptr);
+}
+
 TEST_F(Jtac, StitchingMayNotChangeANonZeroPayload) {
   auto first = hold(5.0);
   first.tips = {compliant(5.0, 500.0, {true, false, false, false, false, false})};

@@ -419,7 +419,8 @@ TEST_F(Engine, NonFiniteMeasurementDuringMotionBrakesAndNamesJointAndInterface) 
   dq_ = out_.command.velocity_rad_s;
   const Event result = run_until(EventType::kGoalAborted, id, 2.0);
   EXPECT_EQ(result.code, ResultCode::kPathToleranceViolated);
-  EXPECT_NE(jtac::describe(result, ctrl_.joint_names()).find("measured velocity of joint 'c' is nan"),
+  EXPECT_NE(jtac::describe(result, ctrl_.joint_names())
+                .find("measured velocity of joint 'c' (state interface velocity) is nan; braking"),
             std::string::npos);
 }
 
@@ -569,9 +570,296 @@ TEST_F(Engine, IntakeRejectionsNameFieldJointIndexAndValue) {
   EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
   EXPECT_EQ(r.message, "trajectory.points[2].velocities[1] (joint 'b') is nan");
   goal = move(0.1, 1.0);
-  goal.start_time_s = t_ - 5.0;
+  goal.points[1].effort = {1.0, 2.0, 3.0};
   r = ctrl_.submit_goal(goal, t_);
-  EXPECT_EQ(r.code, ResultCode::kOldHeaderTimestamp);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(r.message,
+            "trajectory.points[1].effort has 3 values: jtac commands joint positions and does not execute "
+            "efforts; send the point without effort");
+  // A stamp whose whole trajectory lies in the past is judged by the cycle that takes the goal.
+  goal = move(0.1, 1.0);
+  goal.start_time_s = t_ - 5.0;
+  const auto old = submit(goal);
+  step();
+  const Event* past = find(EventType::kGoalAborted, old);
+  ASSERT_NE(past, nullptr);
+  EXPECT_EQ(past->code, ResultCode::kOldHeaderTimestamp);
+  EXPECT_NEAR(past->value, 4.0, 0.01);  // [s] ended 4 s (of trajectory time) before it was taken
+}
+
+// ---------------------------------------------------------------- seams: stamps under time scaling
+
+// The same path (stamped) re-sent: the replacement must continue exactly where the active one is.
+class StitchUnderScaling : public Engine {
+ protected:
+  // A rest-to-rest move of 0.1 rad over 4 s from where the arm is now, stamped at the next cycle.
+  jtac::TrajectoryGoal path() const {
+    jtac::TrajectoryGoal goal = move(0.1, 4.0);
+    goal.start_time_s = t_ + kDt;
+    return goal;
+  }
+
+  void set_scale(double percent) {
+    auto p = params_;
+    p.time_scale_percentage = percent;
+    ASSERT_EQ(ctrl_.set_parameters(p), "");
+  }
+
+  // Runs `seconds` and returns the largest |velocity| commanded [rad/s].
+  double run_peak_velocity(double seconds) {
+    double peak = 0.0;
+    for (int i = 0; i < static_cast<int>(std::lround(seconds / kDt)); ++i) {
+      step();
+      peak = std::max(peak, out_.command.velocity_rad_s.cwiseAbs().maxCoeff());
+    }
+    return peak;
+  }
+
+  // The move's own peak velocity: 15/8 · 0.1 rad / 4 s.
+  static constexpr double kPathPeak_rad_s = 1.875 * 0.1 / 4.0;
+};
+
+TEST_F(StitchUnderScaling, ASameStampReplacementWhilePausedContinuesWhereThePathStopped) {
+  const auto same = path();
+  submit(same);
+  run(1.0);
+  set_scale(0.0);
+  run(1.0);  // paused 1 s into the path (the lag has settled at 0 %)
+  const double tau_active = out_.trajectory_time_s;
+  const double q_paused = out_.command.position_rad[0];
+  ASSERT_GT(tau_active, 0.9);
+  const auto id = submit(same);
+  step();
+  ASSERT_NE(find(EventType::kGoalStarted, id), nullptr) << "the replacement was refused";
+  // One more cycle at the scale's remaining 0.08 % (the lag approaches 0 exponentially).
+  EXPECT_NEAR(out_.trajectory_time_s, tau_active, 1e-6);
+  EXPECT_NEAR(out_.command.position_rad[0], q_paused, 1e-7);
+  set_scale(100.0);
+  EXPECT_LE(run_peak_velocity(4.0), kPathPeak_rad_s * 1.0001);  // it never runs back
+  EXPECT_NE(find(EventType::kGoalSucceeded, id), nullptr);
+}
+
+TEST_F(StitchUnderScaling, ASameStampReplacementAfterASlowDownIsAccepted) {
+  const auto same = path();
+  submit(same);
+  run(1.0);
+  set_scale(50.0);
+  run(1.0);
+  const double tau_active = out_.trajectory_time_s;
+  const auto id = submit(same);
+  step();
+  ASSERT_NE(find(EventType::kGoalStarted, id), nullptr) << "the replacement was refused";
+  // τ of this cycle = the active τ plus one cycle at (nearly) 50 %.
+  EXPECT_NEAR(out_.trajectory_time_s, tau_active + 0.5 * kDt, 1e-7);
+}
+
+TEST_F(StitchUnderScaling, AHalfDonePathStampedLongAgoIsNotOldWhilePaused) {
+  const auto same = path();
+  submit(same);
+  run(2.0);
+  set_scale(0.0);
+  run(3.0);  // 5 s since the stamp, more than the path's 4 s; 2.29 s of it elapsed (2 s + the ramp)
+  const double tau_active = out_.trajectory_time_s;
+  const auto id = submit(same);
+  step();
+  ASSERT_NE(find(EventType::kGoalStarted, id), nullptr) << "refused as old";
+  EXPECT_NEAR(out_.trajectory_time_s, tau_active, 1e-9);
+  set_scale(100.0);
+  EXPECT_EQ(run_until(EventType::kGoalSucceeded, id, 3.0).code, ResultCode::kSuccessful);
+}
+
+TEST_F(StitchUnderScaling, AFutureStampStartsAfterTheScaledWait) {
+  // A stamp 0.5 s ahead at 50 %: the path starts at the stamp and runs at half speed from there.
+  set_scale(50.0);
+  run(1.0);
+  auto goal = path();
+  goal.start_time_s = t_ + 0.5;
+  submit(goal);
+  run(0.45);
+  EXPECT_EQ(out_.mode, ControllerMode::kWaiting);
+  run(1.0);
+  EXPECT_EQ(out_.mode, ControllerMode::kExecuting);
+  EXPECT_NEAR(out_.trajectory_time_s, 0.5 * (t_ - goal.start_time_s), 1e-6);
+}
+
+// ---------------------------------------------------------------- seams: positions-only goals
+
+TEST_F(Engine, APositionsOnlyGoalOfAnySpeedStartsAndRunsWithoutVelocitySteps) {
+  // 0.5 rad in 1 s, then a slow stretch, then fast again: linear interpolation refused it at the start
+  // (0.5 rad/s > start_velocity_tolerance) and stepped the velocity at every point.
+  jtac::TrajectoryGoal goal;
+  goal.joint_names = {"a", "b", "c"};
+  goal.points = {point(0.0, {0.0, 0.0, 0.0}), point(1.0, {0.5, -0.5, 0.2}), point(2.0, {0.55, -0.5, 0.3}),
+                 point(2.5, {0.9, -0.2, 0.3})};
+  const auto id = submit(goal);
+  double peak_accel = 0.0;  // largest |Δv| / dt [rad/s²]
+  double v_prev = 0.0;
+  for (int i = 0; i < 2600; ++i) {
+    step();
+    peak_accel = std::max(peak_accel, std::abs(out_.command.velocity_rad_s[0] - v_prev) / kDt);
+    v_prev = out_.command.velocity_rad_s[0];
+  }
+  EXPECT_EQ(run_until(EventType::kGoalSucceeded, id, 0.1).code, ResultCode::kSuccessful);
+  EXPECT_LT(peak_accel, 6.0);  // a C2 spline through these points: |a| <= 5.2 rad/s² on joint a
+  EXPECT_NEAR(out_.command.position_rad[0], 0.9, 1e-12);
+  EXPECT_EQ(out_.command.velocity_rad_s[0], 0.0);
+}
+
+TEST_F(Engine, APositionsOnlySplinePassesEveryPointAndIsC2) {
+  jtac::TrajectoryGoal goal;
+  goal.joint_names = {"a", "b", "c"};
+  // The first point lies ahead: the spline starts at the command, at rest.
+  goal.points = {point(0.5, {0.2, 0.0, 0.0}), point(1.0, {0.1, 0.1, 0.0}), point(1.5, {0.4, 0.1, -0.1})};
+  submit(goal);
+  const double t_start = t_ + kDt;
+  jtac::JointVector a_prev = jtac::JointVector::Zero(3);
+  double max_jerk_step = 0.0;  // the largest change of acceleration in one cycle [rad/s²]
+  for (int i = 0; i < 1600; ++i) {
+    step();
+    const double tau = t_ - t_start;
+    for (const auto& p : goal.points) {
+      if (std::abs(tau - p.time_from_start_s) < 1e-9) {
+        for (int j = 0; j < 3; ++j) {
+          EXPECT_NEAR(out_.command.position_rad[j], p.positions_rad[static_cast<std::size_t>(j)], 1e-12);
+        }
+      }
+    }
+    if (i > 0 && tau < 1.5) {  // C2 inside; the end (at rest) is C1: the acceleration steps to 0 there
+      max_jerk_step =
+          std::max(max_jerk_step, (out_.command.acceleration_rad_s2 - a_prev).cwiseAbs().maxCoeff());
+    }
+    a_prev = out_.command.acceleration_rad_s2;
+  }
+  // C2: the acceleration changes by jerk · dt per cycle, never steps (jerk here < 100 rad/s³).
+  EXPECT_LT(max_jerk_step, 0.1);
+}
+
+TEST_F(Engine, APositionsOnlyGoalStitchedWhileMovingStartsAtTheCommandedVelocity) {
+  submit(move(0.5, 1.0));
+  run(0.5);
+  const jtac::JointVector v_now = out_.command.velocity_rad_s;
+  ASSERT_GT(v_now[0], 0.5);
+  jtac::TrajectoryGoal goal;
+  goal.joint_names = {"a", "b", "c"};
+  const jtac::JointVector q = out_.command.position_rad + out_.command.velocity_rad_s * kDt;
+  goal.points = {point(0.0, {q[0], q[1], q[2]}), point(1.0, {1.0, 1.0, 1.0})};
+  const auto id = submit(goal);
+  const jtac::JointVector v_before = out_.command.velocity_rad_s;
+  step();
+  ASSERT_NE(find(EventType::kGoalStarted, id), nullptr);
+  EXPECT_LT((out_.command.velocity_rad_s - v_before).cwiseAbs().maxCoeff(), 0.01);
+}
+
+// ---------------------------------------------------------------- seams: non-finite input before motion
+
+TEST_F(Engine, ANonFiniteMeasurementAtIntakeFailsTheGoalBeforeMotion) {
+  const jtac::JointVector held = out_.command.position_rad;
+  q_[1] = std::numeric_limits<double>::quiet_NaN();
+  const auto id = submit(move(0.5, 1.0));
+  t_ += kDt;
+  ctrl_.update(t_, kDt, q_, dq_, {}, out_);
+  drain();
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(result->detail, EventDetail::kNonFiniteMeasuredPosition);
+  EXPECT_EQ(find(EventType::kGoalStarted, id), nullptr);
+  EXPECT_EQ(find(EventType::kStopStarted, id), nullptr);
+  EXPECT_EQ(
+      jtac::describe(*result, ctrl_.joint_names()),
+      "measured position of joint 'b' (state interface position) is nan: the goal is refused before any "
+      "motion");
+  EXPECT_EQ(out_.command.position_rad, held);
+  EXPECT_EQ(out_.mode, ControllerMode::kIdle);
+}
+
+TEST_F(Engine, AnInputFaultFromAnotherComponentFailsANewGoalBeforeMotion) {
+  jtac::CycleSeams seams;
+  seams.input_fault = EventDetail::kNonFiniteWrench;
+  seams.input_fault_index = 2;
+  seams.input_fault_value = std::numeric_limits<double>::infinity();
+  const auto id = submit(move(0.5, 1.0));
+  step(seams);
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(jtac::describe(*result, ctrl_.joint_names()),
+            "force/torque reading of tip 0 axis Fz (state interface force.z) is inf: the goal is refused "
+            "before any "
+            "motion");
+}
+
+// ---------------------------------------------------------------- seams: the connecting segment
+
+class ConnectingSegment : public Engine {
+ protected:
+  void SetUp() override {
+    jtac::ControllerConfig config;
+    config.joint_names = {"a", "b", "c"};
+    config.max_trajectory_points = 100;
+    config.max_velocity_rad_s = {2.62, 2.62, 2.62};       // FR3 joints 1-3 [rad/s]
+    config.max_acceleration_rad_s2 = {10.0, 10.0, 10.0};  // [rad/s²]
+    params_.stop_accelerations_rad_s2 = jtac::JointVector::Constant(3, kStopAccel);
+    params_.default_path_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
+    params_.default_goal_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
+    ctrl_.configure(config, params_);
+    ctrl_.activate();
+    q_ = jtac::JointVector::Zero(3);
+    dq_ = jtac::JointVector::Zero(3);
+    step();
+  }
+
+  // One point `delta` away at `t_first`, with velocities (a cubic segment from the command).
+  static jtac::TrajectoryGoal ahead(double delta, double t_first) {
+    jtac::TrajectoryGoal goal;
+    goal.joint_names = {"a", "b", "c"};
+    goal.points = {point(t_first, {delta, 0.0, 0.0}, {0.0, 0.0, 0.0})};
+    return goal;
+  }
+};
+
+TEST_F(ConnectingSegment, BeyondTheRobotsAccelerationLimitIsRefusedWithTheNumbers) {
+  // 0.3 rad in 0.2 s from rest: the cubic needs 6 · 0.3 / 0.2² = 45 rad/s².
+  const auto id = submit(ahead(0.3, 0.2));
+  step();
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(result->detail, EventDetail::kConnectingAcceleration);
+  EXPECT_EQ(result->joint, 0);
+  EXPECT_NEAR(result->value, 45.0, 1.0);
+  EXPECT_EQ(out_.command.position_rad[0], 0.0);
+  EXPECT_NE(jtac::describe(*result, ctrl_.joint_names())
+                .find("needs 45 rad/s^2 on joint 'a', above the robot's acceleration limit of 10 rad/s^2"),
+            std::string::npos)
+      << jtac::describe(*result, ctrl_.joint_names());
+}
+
+TEST_F(ConnectingSegment, WithinTheLimitsIsFollowedAndStaysWithinThem) {
+  const auto id = submit(ahead(0.3, 1.0));  // peak 0.45 rad/s, 1.8 rad/s²
+  double peak_v = 0.0;
+  for (int i = 0; i < 1000; ++i) {
+    step();
+    peak_v = std::max(peak_v, std::abs(out_.command.velocity_rad_s[0]));
+  }
+  EXPECT_NEAR(peak_v, 0.45, 0.001);
+  EXPECT_EQ(run_until(EventType::kGoalSucceeded, id, 0.1).code, ResultCode::kSuccessful);
+}
+
+TEST_F(ConnectingSegment, AReSentPathStampedNowCannotPullTheArmBack) {
+  // The active path's first point lies 0.05 s in; re-sent 1 s later stamped "now", its connecting
+  // segment would go back to that point at many times the path's speed.
+  jtac::TrajectoryGoal path;
+  path.joint_names = {"a", "b", "c"};
+  path.points = {point(0.05, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}), point(2.0, {0.1, 0.0, 0.0}, {0.0, 0.0, 0.0})};
+  submit(path);
+  run(1.0);
+  const auto id = submit(path);
+  step();
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr) << "the re-sent path was accepted";
+  EXPECT_EQ(result->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(result->detail, EventDetail::kConnectingAcceleration);
 }
 
 TEST_F(Engine, ParametersAreValidatedWithNamesAndAppliedAtACycleBoundary) {

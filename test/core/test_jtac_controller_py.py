@@ -592,7 +592,10 @@ def test_non_finite_wrench_during_a_goal_is_an_admittance_error():
     assert result is not None
     assert result.code == jtac.ResultCode.ADMITTANCE_ERROR
     assert result.detail == jtac.EventDetail.NON_FINITE_WRENCH
-    assert result.message == "force/torque reading of tip 0 axis Ty is nan; braking to a stop"
+    assert (
+        result.message
+        == "force/torque reading of tip 0 axis Ty (state interface torque.y) is nan; braking to a stop"
+    )
     assert np.isfinite(loop.out.command_position_rad).all()
 
 

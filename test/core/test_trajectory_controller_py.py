@@ -306,17 +306,16 @@ def test_bad_header_stamp_is_rejected(bad, shown):
 # ------------------------------------------------------------------------------- OLD_HEADER_TIMESTAMP
 
 
-def test_trajectory_entirely_in_the_past_is_rejected():
+def test_trajectory_entirely_in_the_past_is_rejected_when_taken():
+    # Judged by the control thread, which knows how much trajectory time the speed scale let elapse.
     ctrl = _controller()
     result = ctrl.submit_goal(_goal(start_time_s=2.0), 10.0)  # ends at 3 s, now is 10 s
-    _assert_rejected(
-        result,
-        jtac.ResultCode.OLD_HEADER_TIMESTAMP,
-        "trajectory.header.stamp = 2 s",
-        "ended at 3 s",
-        "7 s",
-        "10 s",
-    )
+    assert result.code == jtac.ResultCode.SUCCESSFUL
+    ctrl.update(10.0, DT, np.zeros(3), np.zeros(3))
+    (event,) = ctrl.poll_events()
+    assert event.code == jtac.ResultCode.OLD_HEADER_TIMESTAMP
+    assert event.value == pytest.approx(7.0)
+    assert "ended 7 s before it could start" in event.message
 
 
 def test_trajectory_gone_stale_in_the_mailbox_is_aborted_when_taken():

@@ -115,13 +115,13 @@ def test_points_convert_units_and_leave_out_what_is_not_given():
     assert core["notes"] == []
 
 
-def test_effort_is_noted():
+def test_effort_is_passed_on_for_the_core_to_refuse():
     goal = FollowJointTrajectoryWithAdmittance.Goal()
-    goal.trajectory = _trajectory(
-        ["j1"], [_point(1.0, [0.1], effort=[5.0]), _point(2.0, [0.2], effort=[1.0])]
-    )
-    notes = _convert(goal)["notes"]
-    assert len(notes) == 1 and "effort" in notes[0]
+    goal.trajectory = _trajectory(["j1"], [_point(1.0, [0.1]), _point(2.0, [0.2], effort=[1.0])])
+    core = _convert(goal)
+    assert "effort" not in core["trajectory"]["points"][0]
+    assert core["trajectory"]["points"][1]["effort"] == [1.0]
+    assert core["notes"] == []
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,8 @@ enum class EventDetail : std::uint8_t {
   kAdmittanceNonFinite,        ///< the admittance integrator produced a non-finite offset for joint `joint`
   kStitchPayloadMismatch,      ///< stitching changes the payload (mass, cog, gravity) of tip `joint`
   kTareWhileExecuting,         ///< a tare was requested while a goal executes
+  kConnectingVelocity,         ///< the segment to the first point needs `value` rad/s on `joint` > limit
+  kConnectingAcceleration,     ///< likewise for acceleration [rad/s²]
 };
 
 /// One report from the real-time side.

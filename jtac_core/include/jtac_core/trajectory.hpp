@@ -5,7 +5,14 @@
 //   * before the first point (τ < t_first): a segment from the start state (the command at the
 //     moment the trajectory starts, at τ = start_tau) to the first point, of the order the first
 //     point allows;
-//   * between points: linear / cubic / quintic from what both end points provide;
+//   * between points: cubic when the trajectory gives velocities, quintic when it also gives
+//     accelerations; a point that gives none where others do is at rest there (zero velocity and
+//     acceleration), so no segment steps the velocity (JTC falls back to linear segments there);
+//   * positions only (no point gives velocities: scripts, teach pendants, rqt): a C2 cubic spline
+//     through the start state (when it lies before the first point) and the points, starting at the
+//     start state's velocity and ending at rest (fit_positions_only_spline(), done when the goal
+//     starts, because the start state is known only then). Linear interpolation, JTC's choice for
+//     positions only, steps the velocity at every point;
 //   * at and after the last point: the last point's position, with its own velocity and acceleration
 //     exactly at τ = t_last and zero after (the controller decides how to end, see
 //     trajectory_controller.hpp);
@@ -14,7 +21,6 @@
 // trajectory is rejected at goal intake (cancel the goal to stop the arm).
 #pragma once
 
-#include <cstdint>
 #include <vector>
 
 #include "jtac_core/interpolation.hpp"
@@ -57,6 +63,17 @@ class Trajectory {
   /// (0 for a fresh start; the stitch time when the goal's prefix has already elapsed).
   void set_start_state(const JointTrajectoryState& state, double start_tau_s = 0.0) noexcept;
 
+  /// Whether no point gives velocities (the trajectory is interpolated by fit_positions_only_spline()).
+  bool positions_only() const noexcept { return size_ > 0 && kind_ == SegmentKind::kLinear; }
+
+  /// For a positions-only trajectory: the velocity at every point of the C2 cubic spline through the
+  /// start state (a knot when start_tau_s lies before the first point, set by set_start_state())
+  /// and the points, clamped to the start state's velocity at its first knot and to rest at the last
+  /// point. When the first point has already elapsed (start_tau ≥ its time) the spline starts at
+  /// that point at the start state's velocity if start_tau equals its time, else at rest: the path
+  /// as planned. Real-time safe (storage claimed by reserve()); O(points × joints).
+  void fit_positions_only_spline() noexcept;
+
   /// Samples at trajectory time tau_s [s since the trajectory's start].
   void sample(double tau_s, JointTrajectoryState& out) const noexcept;
 
@@ -67,11 +84,6 @@ class Trajectory {
 
   /// time_from_start of point `index` [s].
   double time_from_start(int index) const noexcept { return times_s_[static_cast<std::size_t>(index)]; }
-
-  /// Whether point `index` provides velocities.
-  bool has_velocities(int index) const noexcept {
-    return has_velocities_[static_cast<std::size_t>(index)] != 0;
-  }
 
   /// Time of the last point [s]; 0 when empty.
   double duration() const noexcept { return size_ > 0 ? times_s_[static_cast<std::size_t>(size_ - 1)] : 0.0; }
@@ -90,10 +102,12 @@ class Trajectory {
   std::vector<double> positions_;      // size_ x num_joints_, row per point
   std::vector<double> velocities_;     // zero where the point has none
   std::vector<double> accelerations_;  // zero where the point has none
-  std::vector<std::uint8_t> has_velocities_;
-  std::vector<std::uint8_t> has_accelerations_;
   JointTrajectoryState start_;
   double start_tau_s_ = 0.0;
+  bool spline_ = false;                      // velocities_ hold a fitted spline: every segment is cubic
+  SegmentKind kind_ = SegmentKind::kLinear;  // of every segment: from what any point gives
+  std::vector<double> spline_upper_;         // Thomas algorithm scratch, one entry per knot
+  std::vector<double> spline_rhs_;
 };
 
 }  // namespace jtac

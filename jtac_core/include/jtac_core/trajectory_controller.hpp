@@ -40,6 +40,7 @@
 #include "jtac_core/stop_trajectory.hpp"
 #include "jtac_core/time_scaling.hpp"
 #include "jtac_core/trajectory.hpp"
+#include "jtac_core/trajectory_clock.hpp"
 #include "jtac_core/types.hpp"
 
 namespace jtac {
@@ -52,6 +53,8 @@ struct GoalPoint {
   std::vector<double> positions_rad;
   std::vector<double> velocities_rad_s;
   std::vector<double> accelerations_rad_s2;
+  /// jtac commands positions: a point that gives efforts is refused (INVALID_GOAL), not ignored.
+  std::vector<double> effort;
 };
 
 /// A trajectory goal as it arrives from an adapter (ROS action, Python API). Non-real-time type.
@@ -73,6 +76,11 @@ struct ControllerConfig {
   /// Joints without a travel limit whose feedback may wrap (must be a subset of joint_names).
   std::vector<std::string> continuous_joints;
   int max_trajectory_points = 10000;
+  /// The robot's joint velocity limits [rad/s] and acceleration limits [rad/s²], controller order
+  /// (the robot tables). They bound the motion jtac inserts itself: the connecting segment from the
+  /// current command to a goal's first point. Empty = not checked.
+  std::vector<double> max_velocity_rad_s;
+  std::vector<double> max_acceleration_rad_s2;
 };
 
 /// Run-time parameters, applied atomically at a cycle boundary. Per-joint vectors in controller
@@ -101,6 +109,11 @@ struct CycleSeams {
   int stop_index = -1;  ///< axis or joint the reason is about, −1 = none
   double stop_value = 0.0;
   double stop_limit = 0.0;
+  /// A non-finite input of this cycle that the engine does not read itself (a force/torque
+  /// reading): a goal arriving now is refused with INVALID_GOAL naming it; kNone = none.
+  EventDetail input_fault = EventDetail::kNone;
+  int input_fault_index = -1;  ///< axis (6·tip + axis) the fault is about
+  double input_fault_value = 0.0;
 };
 
 // ------------------------------------------------------------------------------------ outputs
@@ -164,7 +177,8 @@ class TrajectoryController {
   /// Returns "" or the validation message (nothing is applied then).
   std::string set_parameters(const ControllerParameters& parameters);
 
-  /// Validates and queues a goal. `now_s` is the controller clock for the header-stamp checks.
+  /// Validates and queues a goal. `now_s` (the controller clock at submission) is not needed: a
+  /// past stamp is judged when the control thread takes the goal, through the speed scale's history.
   /// `admittance` (validated by the caller) travels with the goal; null = none.
   SubmitResult submit_goal(const TrajectoryGoal& goal, double now_s,
                            const AdmittanceGoal* admittance = nullptr);
@@ -213,8 +227,11 @@ class TrajectoryController {
  private:
   // Real-time helpers.
   void apply_parameters(const ControllerParameters& p) noexcept;
-  void handle_new_goal(double time_s, double period_s, double scale_mid) noexcept;
+  // `fault`: the first non-finite input of this cycle (detail kNone = none), which refuses a goal.
+  void handle_new_goal(double time_s, double period_s, double scale_mid, const Event& fault) noexcept;
   bool check_candidate(PreparedGoal& goal, double time_s, double tau_s, bool from_motion) noexcept;
+  // The segment jtac inserts before a goal's first point stays within the robot's limits.
+  bool check_connecting_segment(const PreparedGoal& goal, double time_s, double tau_s) noexcept;
   void start_goal(double time_s, double tau_s) noexcept;
   void begin_stop(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
                   double value, double limit) noexcept;
@@ -250,6 +267,9 @@ class TrajectoryController {
   ControllerParameters params_;
   TimeScaler time_scaler_;
   double scale_prev_ = 1.0;  // s of the previous cycle
+  TrajectoryClock clock_;    // σ(t): maps header stamps to elapsed trajectory time
+  JointVector max_velocity_rad_s_ = JointVector::Zero(0);       // empty = unchecked
+  JointVector max_acceleration_rad_s2_ = JointVector::Zero(0);  // empty = unchecked
   ControllerMode mode_ = ControllerMode::kInactive;
   bool command_initialized_ = false;
   bool has_initial_command_ = false;  // activate(command): the reference starts there
@@ -274,7 +294,8 @@ class TrajectoryController {
   JointTrajectoryState reference_;     // nominal reference of this cycle
   JointTrajectoryState hold_;          // position held while idle/waiting
   JointTrajectoryState scratch_;
-  JointTrajectoryState path_now_;  // the active path at this cycle's time (stitch checks)
+  JointTrajectoryState path_now_;       // the active path at this cycle's time, real-time derivatives
+  JointTrajectoryState path_now_traj_;  // the same in trajectory-time derivatives (d/dτ)
   JointVector last_offset_rad_ = JointVector::Zero(0);
 };
 
