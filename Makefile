@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench clean
+.PHONY: setup setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench fuzz clean
 
 setup:
 	@scripts/setup.sh
@@ -56,6 +56,14 @@ sanitize: setup
 	  -DPython_EXECUTABLE=$(CURDIR)/$(PY) -DJTAC_BUILD_INTERFACES=OFF -DJTAC_SANITIZE=ON
 	cmake --build build/sanitize --parallel
 	ctest --test-dir build/sanitize --output-on-failure
+
+# The seeded invariant suite (malloc_tests/test_engine_fuzz.cpp) at 10^6 scenarios, about 25 min;
+# `make test` runs 10^4 of them through ctest. JTAC_FUZZ_SCENARIOS, JTAC_FUZZ_SEED and
+# JTAC_FUZZ_CONTINUE=1 (count violations per invariant instead of stopping) pass through.
+fuzz: setup
+	cmake --build $(BUILD) --target test_engine_fuzz
+	JTAC_FUZZ_SCENARIOS=$${JTAC_FUZZ_SCENARIOS:-1000000} $(BUILD)/malloc_tests/test_engine_fuzz \
+	  --gtest_filter='EngineFuzz.RandomScenarios*'
 
 # Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).
 bench: setup

@@ -639,7 +639,8 @@ TEST(TrajectoryControllerNoAlloc, SplinesConnectingSegmentsAndStampsUnderScaling
   goal.start_time_s = h.time_s_ + kPeriodS;
   for (int i = 0; i < kGoalPoints; ++i) {  // positions only, the first point 0.5 s ahead
     const double s = static_cast<double>(i) / (kGoalPoints - 1);
-    const JointVector q = q0 + 0.2 * std::sin(std::numbers::pi * s) * JointVector::Ones(kNumJoints);
+    const double swing = std::sin(std::numbers::pi * s);  // rest to rest
+    const JointVector q = q0 + 0.2 * swing * swing * JointVector::Ones(kNumJoints);
     jtac::GoalPoint point;
     point.time_from_start_s = 0.5 + 8.0 * s;
     for (int k = 0; k < kNumJoints; ++k) {
@@ -671,7 +672,8 @@ TEST(TrajectoryControllerNoAlloc, SplinesConnectingSegmentsAndStampsUnderScaling
   h.run(2);
   bool refused_seen = false;
   for (const auto& e : h.all_events_) {
-    refused_seen = refused_seen || (e.goal_id == refused && e.detail == EventDetail::kConnectingAcceleration);
+    // A quintic from rest: 5.6 rad/s (> 2.62) and 180 rad/s² (> 10); the velocity is named first.
+    refused_seen = refused_seen || (e.goal_id == refused && e.detail == EventDetail::kConnectingVelocity);
   }
   EXPECT_TRUE(refused_seen);
   EXPECT_EQ(h.allocations_, 0);

@@ -115,15 +115,24 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
     case EventDetail::kTareWhileExecuting:
       return "tare refused: a goal is executing; zero the sensor while the arm is idle and unloaded";
     case EventDetail::kConnectingVelocity:
-    case EventDetail::kConnectingAcceleration: {
-      const bool velocity = e.detail == EventDetail::kConnectingVelocity;
-      return "the segment jtac inserts from the current command to trajectory.points[0] (" +
-             number(e.stop_duration_s) + " s at full speed) needs " + number(e.value) +
-             (velocity ? " rad/s on " : " rad/s^2 on ") + joint + ", above the robot's " +
-             (velocity ? "velocity" : "acceleration") + " limit of " + number(e.limit) +
-             (velocity ? " rad/s" : " rad/s^2") +
-             ": give the first point a later time_from_start, or start the trajectory at the current "
-             "position";
+    case EventDetail::kConnectingAcceleration:
+    case EventDetail::kSplineVelocity:
+    case EventDetail::kSplineAcceleration: {
+      const bool velocity =
+          e.detail == EventDetail::kConnectingVelocity || e.detail == EventDetail::kSplineVelocity;
+      const bool connecting =
+          e.detail == EventDetail::kConnectingVelocity || e.detail == EventDetail::kConnectingAcceleration;
+      const char* unit = velocity ? " rad/s" : " rad/s^2";
+      return std::string(connecting
+                             ? "the segment jtac inserts from the current command to trajectory.points[0]"
+                             : "the spline jtac fits through the positions-only points") +
+             " needs " + number(e.value) + unit + " on " + joint + " at t = " + number(e.trajectory_time_s) +
+             " s of the trajectory (at full speed), above the robot's " +
+             (velocity ? "velocity" : "acceleration") + " limit of " + number(e.limit) + unit +
+             (connecting
+                  ? ": give the first point a later time_from_start, or start the trajectory at the current "
+                    "position"
+                  : ": space the points further apart in time, or give velocities");
     }
     case EventDetail::kExternalStop:
       return "stop requested (" + std::string(to_string(e.code)) + ")" +

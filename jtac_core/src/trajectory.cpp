@@ -113,6 +113,39 @@ void Trajectory::fit_positions_only_spline() noexcept {
   }
 }
 
+SegmentPeaks Trajectory::peaks(int joint, double from_tau_s, double to_tau_s) const noexcept {
+  SegmentPeaks out;
+  if (size_ == 0 || !(to_tau_s > from_tau_s)) {
+    return out;
+  }
+  const SegmentKind kind = spline_ ? SegmentKind::kCubic : kind_;
+  // Segment -1 runs from the start state (at start_tau_s_) to the first point.
+  for (int i = -1; i + 1 < size_; ++i) {
+    const double t0 = i < 0 ? start_tau_s_ : times_s_[static_cast<std::size_t>(i)];
+    const double t1 = times_s_[static_cast<std::size_t>(i + 1)];
+    if (t1 <= from_tau_s || !(t1 > t0)) {
+      continue;
+    }
+    if (t0 >= to_tau_s) {
+      break;
+    }
+    const ScalarSample a = i < 0 ? ScalarSample{start_.position_rad[joint], start_.velocity_rad_s[joint],
+                                                start_.acceleration_rad_s2[joint]}
+                                 : point_sample(i, joint);
+    const SegmentPeaks p =
+        segment_peaks(kind, a, point_sample(i + 1, joint), t1 - t0, from_tau_s - t0, to_tau_s - t0);
+    if (p.velocity > out.velocity) {
+      out.velocity = p.velocity;
+      out.velocity_at_s = t0 + p.velocity_at_s;
+    }
+    if (p.acceleration > out.acceleration) {
+      out.acceleration = p.acceleration;
+      out.acceleration_at_s = t0 + p.acceleration_at_s;
+    }
+  }
+  return out;
+}
+
 ScalarSample Trajectory::point_sample(int index, int joint) const noexcept {
   const auto k = static_cast<std::size_t>(index * num_joints_ + joint);
   return {positions_[k], velocities_[k], accelerations_[k]};

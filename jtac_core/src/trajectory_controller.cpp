@@ -252,6 +252,10 @@ SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, doubl
       if (!std::isfinite(values[k])) {
         return where + "[" + std::to_string(k) + "] (joint " + quoted(names[k]) + ") is " + num(values[k]);
       }
+      if (!(std::abs(values[k]) <= kMaxPointMagnitude)) {
+        return where + "[" + std::to_string(k) + "] (joint " + quoted(names[k]) + ") = " + num(values[k]) +
+               ": beyond ±" + num(kMaxPointMagnitude) + ", not a value a joint can take";
+      }
     }
     return "";
   };
@@ -280,11 +284,12 @@ SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, doubl
       return reject(ResultCode::kInvalidGoal,
                     where + " = " + num(pt.time_from_start_s) + " s: must be finite and >= 0");
     }
-    if (i > 0 && !(pt.time_from_start_s > goal.points[i - 1].time_from_start_s)) {
+    if (i > 0 && !(pt.time_from_start_s >= goal.points[i - 1].time_from_start_s + kMinSegmentS)) {
       return reject(ResultCode::kInvalidGoal, where + " = " + num(pt.time_from_start_s) +
-                                                  " s does not increase strictly (points[" +
-                                                  std::to_string(i - 1) + "] is at " +
-                                                  num(goal.points[i - 1].time_from_start_s) + " s)");
+                                                  " s is not at least " + num(kMinSegmentS) +
+                                                  " s after points[" + std::to_string(i - 1) + "] (" +
+                                                  num(goal.points[i - 1].time_from_start_s) +
+                                                  " s): time_from_start must increase strictly");
     }
   }
   // ---- tolerances and timing
@@ -485,12 +490,12 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
   if (traj.positions_only()) {
     traj.fit_positions_only_spline();
   }
-  if (start_tau_s < t_first) {
-    // Before its first point the goal follows jtac's own segment from the active command: continuous
-    // by construction, so what needs checking is that the robot can follow it.
-    if (!check_connecting_segment(goal, time_s, start_tau_s)) {
-      return false;
-    }
+  // Before its first point the goal follows jtac's own segment from the active command (continuous
+  // by construction), and a positions-only goal jtac's own spline: the robot must be able to follow
+  // them. The planner's own path is the planner's business.
+  const double own_until_s = traj.positions_only() ? traj.duration() : t_first;
+  if (start_tau_s < own_until_s && !check_interpolation_limits(goal, time_s, start_tau_s, own_until_s)) {
+    return false;
   }
   // Raw continuity at the stitch instant, in real-time units: the replacement sampled at the stitch
   // time against the active path itself. A future start holds still until τ = 0: the jump now is
@@ -524,36 +529,39 @@ bool TrajectoryController::check_candidate(PreparedGoal& goal, double time_s, do
   return true;
 }
 
-bool TrajectoryController::check_connecting_segment(const PreparedGoal& goal, double time_s,
-                                                    double start_tau_s) noexcept {
+bool TrajectoryController::check_interpolation_limits(const PreparedGoal& goal, double time_s,
+                                                      double from_tau_s, double to_tau_s) noexcept {
   const bool check_velocity = max_velocity_rad_s_.size() == num_joints_;
   const bool check_acceleration = max_acceleration_rad_s2_.size() == num_joints_;
   if (!check_velocity && !check_acceleration) {
     return true;
   }
-  // At full speed (trajectory time): a lower speed scale only slows it down. The polynomial is
-  // sampled at 65 instants; its acceleration is at most cubic in time, so the peak between
-  // samples exceeds the sampled one by well under 1 % (tolerated by the limit's own margin).
-  constexpr int kSamples = 64;
+  // At full speed (trajectory time): a lower speed scale only slows it down.
   const Trajectory& traj = goal.trajectory;
   const double t_first = traj.time_from_start(0);
-  for (int i = 0; i <= kSamples; ++i) {
-    const double tau = start_tau_s + (t_first - start_tau_s) * static_cast<double>(i) / kSamples;
-    traj.sample(i == kSamples ? std::nextafter(t_first, start_tau_s) : tau, scratch_);
-    for (int j = 0; j < num_joints_; ++j) {
-      const double v = std::abs(scratch_.velocity_rad_s[j]);
-      const double a = std::abs(scratch_.acceleration_rad_s2[j]);
-      if (check_velocity && !(v <= max_velocity_rad_s_[j])) {
-        emit(EventType::kGoalAborted, EventDetail::kConnectingVelocity, ResultCode::kInvalidGoal,
-             goal.goal_id, j, v, max_velocity_rad_s_[j], time_s, t_first - start_tau_s);
-        return false;
-      }
-      if (check_acceleration && !(a <= max_acceleration_rad_s2_[j])) {
-        emit(EventType::kGoalAborted, EventDetail::kConnectingAcceleration, ResultCode::kInvalidGoal,
-             goal.goal_id, j, a, max_acceleration_rad_s2_[j], time_s, t_first - start_tau_s);
-        return false;
-      }
+  for (int j = 0; j < num_joints_; ++j) {
+    const SegmentPeaks peaks = traj.peaks(j, from_tau_s, to_tau_s);
+    const bool too_fast = check_velocity && !(peaks.velocity <= max_velocity_rad_s_[j]);
+    if (!too_fast && !(check_acceleration && !(peaks.acceleration <= max_acceleration_rad_s2_[j]))) {
+      continue;
     }
+    const double at_s = too_fast ? peaks.velocity_at_s : peaks.acceleration_at_s;
+    const bool connecting = !traj.positions_only() || at_s < t_first;
+    const EventDetail detail =
+        too_fast ? (connecting ? EventDetail::kConnectingVelocity : EventDetail::kSplineVelocity)
+                 : (connecting ? EventDetail::kConnectingAcceleration : EventDetail::kSplineAcceleration);
+    Event e;
+    e.type = EventType::kGoalAborted;
+    e.detail = detail;
+    e.code = ResultCode::kInvalidGoal;
+    e.goal_id = goal.goal_id;
+    e.joint = j;
+    e.value = too_fast ? peaks.velocity : peaks.acceleration;
+    e.limit = too_fast ? max_velocity_rad_s_[j] : max_acceleration_rad_s2_[j];
+    e.time_s = time_s;
+    e.trajectory_time_s = at_s;
+    events_.push(e);
+    return false;
   }
   return true;
 }

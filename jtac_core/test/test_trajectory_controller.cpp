@@ -576,6 +576,22 @@ TEST_F(Engine, IntakeRejectionsNameFieldJointIndexAndValue) {
   EXPECT_EQ(r.message,
             "trajectory.points[1].effort has 3 values: jtac commands joint positions and does not execute "
             "efforts; send the point without effort");
+  // Finite but absurd: refused before interpolation can overflow or leave a stop that never ends.
+  goal = move(0.1, 1.0);
+  goal.points[3].positions_rad[0] = 1e300;
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(r.message,
+            "trajectory.points[3].positions[0] (joint 'a') = 1e+300: beyond ±1000000, not a value a joint "
+            "can take");
+  goal = move(0.1, 1.0);
+  goal.points[2].time_from_start_s = std::nextafter(goal.points[1].time_from_start_s, 1.0);
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_NE(
+      r.message.find("trajectory.points[2].time_from_start = 0.5 s is not at least 1e-06 s after points[1]"),
+      std::string::npos)
+      << r.message;
   // A stamp whose whole trajectory lies in the past is judged by the cycle that takes the goal.
   goal = move(0.1, 1.0);
   goal.start_time_s = t_ - 5.0;
@@ -829,10 +845,14 @@ TEST_F(ConnectingSegment, BeyondTheRobotsAccelerationLimitIsRefusedWithTheNumber
   EXPECT_EQ(result->joint, 0);
   EXPECT_NEAR(result->value, 45.0, 1.0);
   EXPECT_EQ(out_.command.position_rad[0], 0.0);
-  EXPECT_NE(jtac::describe(*result, ctrl_.joint_names())
-                .find("needs 45 rad/s^2 on joint 'a', above the robot's acceleration limit of 10 rad/s^2"),
-            std::string::npos)
-      << jtac::describe(*result, ctrl_.joint_names());
+  const std::string message = jtac::describe(*result, ctrl_.joint_names());
+  EXPECT_EQ(
+      message.rfind("the segment jtac inserts from the current command to trajectory.points[0] needs 45 "
+                    "rad/s^2 on joint 'a' at t = ",
+                    0),
+      0U)
+      << message;
+  EXPECT_NE(message.find("above the robot's acceleration limit of 10 rad/s^2"), std::string::npos) << message;
 }
 
 TEST_F(ConnectingSegment, WithinTheLimitsIsFollowedAndStaysWithinThem) {
@@ -844,6 +864,30 @@ TEST_F(ConnectingSegment, WithinTheLimitsIsFollowedAndStaysWithinThem) {
   }
   EXPECT_NEAR(peak_v, 0.45, 0.001);
   EXPECT_EQ(run_until(EventType::kGoalSucceeded, id, 0.1).code, ResultCode::kSuccessful);
+}
+
+TEST_F(ConnectingSegment, APositionsOnlySplineBeyondTheRobotsLimitsIsRefusedNamingWhere) {
+  // Rest to 0.2 rad and back to rest in 0.1 s steps: the spline needs about 56 rad/s² at 0.1 s.
+  jtac::TrajectoryGoal goal;
+  goal.joint_names = {"a", "b", "c"};
+  goal.points = {point(0.0, {0.0, 0.0, 0.0}), point(0.1, {0.1, 0.0, 0.0}), point(0.2, {0.2, 0.0, 0.0}),
+                 point(0.3, {0.2, 0.0, 0.0})};
+  const auto id = submit(goal);
+  step();
+  const Event* result = find(EventType::kGoalAborted, id);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(result->detail, EventDetail::kSplineAcceleration);
+  EXPECT_GT(result->value, 10.0);
+  const std::string message = jtac::describe(*result, ctrl_.joint_names());
+  EXPECT_EQ(message.rfind("the spline jtac fits through the positions-only points needs ", 0), 0U) << message;
+  EXPECT_NE(message.find("on joint 'a' at t = "), std::string::npos) << message;
+  // The same points four times slower are within the limits and run.
+  for (auto& p : goal.points) {
+    p.time_from_start_s *= 4.0;
+  }
+  const auto slower = submit(goal);
+  EXPECT_EQ(run_until(EventType::kGoalSucceeded, slower, 2.0).code, ResultCode::kSuccessful);
 }
 
 TEST_F(ConnectingSegment, AReSentPathStampedNowCannotPullTheArmBack) {

@@ -257,7 +257,7 @@ def test_non_increasing_time_from_start_is_rejected(t2):
         "trajectory.points[2].time_from_start",
         f"= {t2:g} s",
         "increase strictly",
-        "points[1] is at 0.5 s",
+        "after points[1] (0.5 s)",
     )
 
 

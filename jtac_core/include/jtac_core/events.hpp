@@ -50,6 +50,8 @@ enum class EventDetail : std::uint8_t {
   kTareWhileExecuting,         ///< a tare was requested while a goal executes
   kConnectingVelocity,         ///< the segment to the first point needs `value` rad/s on `joint` > limit
   kConnectingAcceleration,     ///< likewise for acceleration [rad/s²]
+  kSplineVelocity,             ///< the positions-only spline needs `value` rad/s on `joint` > limit
+  kSplineAcceleration,         ///< likewise for acceleration [rad/s²]
 };
 
 /// One report from the real-time side.
@@ -61,8 +63,9 @@ struct Event {
   int joint = -1;  ///< controller joint index, −1 when not about one joint
   double value = 0.0;
   double limit = 0.0;
-  double time_s = 0.0;           ///< controller clock at the event
-  double stop_duration_s = 0.0;  ///< kStopStarted: time to standstill [s]
+  double time_s = 0.0;             ///< controller clock at the event
+  double stop_duration_s = 0.0;    ///< kStopStarted: time to standstill [s]
+  double trajectory_time_s = 0.0;  ///< the limit checks: where in the trajectory the peak lies [s]
 };
 
 /// Human-readable message for an event, naming the joint. Not real-time (allocates).

@@ -87,4 +87,55 @@ constexpr ScalarSample sample_segment(SegmentKind kind, const ScalarSample& star
   return end;
 }
 
+/// The largest |velocity| and |acceleration| over part of a segment, and when they occur.
+struct SegmentPeaks {
+  double velocity = 0.0;       ///< [rad/s]
+  double velocity_at_s = 0.0;  ///< segment time of the velocity peak [s]
+  double acceleration = 0.0;   ///< [rad/s²]
+  double acceleration_at_s = 0.0;
+};
+
+/// Peaks of the segment over [from_s, to_s] (clamped to [0, duration_s]). Exact for kLinear and
+/// kCubic (the acceleration is linear, so its peak is at an end; the velocity's is at an end or
+/// where the acceleration is zero); kQuintic is sampled at 64 instants plus the ends.
+constexpr SegmentPeaks segment_peaks(SegmentKind kind, const ScalarSample& start, const ScalarSample& end,
+                                     double duration_s, double from_s, double to_s) noexcept {
+  SegmentPeaks peaks;
+  const auto consider = [&](double t) {
+    const ScalarSample s = sample_segment(kind, start, end, duration_s, t);
+    const double v = s.velocity < 0.0 ? -s.velocity : s.velocity;
+    const double a = s.acceleration < 0.0 ? -s.acceleration : s.acceleration;
+    if (v > peaks.velocity) {
+      peaks.velocity = v;
+      peaks.velocity_at_s = t;
+    }
+    if (a > peaks.acceleration) {
+      peaks.acceleration = a;
+      peaks.acceleration_at_s = t;
+    }
+  };
+  const double lo = from_s < 0.0 ? 0.0 : from_s;
+  const double hi = to_s > duration_s ? duration_s : to_s;
+  consider(lo);
+  consider(hi);
+  if (kind == SegmentKind::kCubic && duration_s > 0.0) {
+    // v(t) = v0 + 2 c2 t + 3 c3 t²: its extremum is where 2 c2 + 6 c3 t = 0.
+    const ScalarSample at_start = sample_segment(kind, start, end, duration_s, 0.0);
+    const ScalarSample at_end = sample_segment(kind, start, end, duration_s, duration_s);
+    const double jerk = (at_end.acceleration - at_start.acceleration) / duration_s;  // 6 c3
+    if (jerk != 0.0) {
+      const double t = -at_start.acceleration / jerk;
+      if (t > lo && t < hi) {
+        consider(t);
+      }
+    }
+  } else if (kind == SegmentKind::kQuintic) {
+    constexpr int kSamples = 64;
+    for (int i = 1; i < kSamples; ++i) {
+      consider(lo + (hi - lo) * static_cast<double>(i) / kSamples);
+    }
+  }
+  return peaks;
+}
+
 }  // namespace jtac

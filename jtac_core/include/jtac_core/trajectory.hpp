@@ -74,6 +74,11 @@ class Trajectory {
   /// as planned. Real-time safe (storage claimed by reserve()); O(points × joints).
   void fit_positions_only_spline() noexcept;
 
+  /// The largest |velocity| and |acceleration| of joint `joint` between trajectory times from_tau_s and
+  /// to_tau_s (the segment from the start state included), with the trajectory times where they occur.
+  /// Exact for cubic segments, sampled for quintic ones (segment_peaks()). Real-time safe.
+  SegmentPeaks peaks(int joint, double from_tau_s, double to_tau_s) const noexcept;
+
   /// Samples at trajectory time tau_s [s since the trajectory's start].
   void sample(double tau_s, JointTrajectoryState& out) const noexcept;
 

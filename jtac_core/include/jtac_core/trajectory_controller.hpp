@@ -166,6 +166,13 @@ class TrajectoryController {
  public:
   /// Event ring capacity; events are rare (a few per goal) and drained by the non-RT side.
   static constexpr std::size_t kEventCapacity = 256;
+  /// Largest |position| [rad], |velocity| [rad/s] or |acceleration| [rad/s²] a point may give: far
+  /// beyond any joint (a continuous joint would need 160 000 turns), yet small enough that
+  /// interpolation neither overflows nor leaves a stop that never ends.
+  static constexpr double kMaxPointMagnitude = 1e6;
+  /// Shortest segment between two points [s]: a thousand times below the fastest control cycle;
+  /// closer points are one point twice (with rounding noise), and interpolation divides by the gap.
+  static constexpr double kMinSegmentS = 1e-6;
 
   /// Claims all memory. Throws std::invalid_argument naming the offending joint or value.
   void configure(const ControllerConfig& config, const ControllerParameters& parameters);
@@ -230,8 +237,10 @@ class TrajectoryController {
   // `fault`: the first non-finite input of this cycle (detail kNone = none), which refuses a goal.
   void handle_new_goal(double time_s, double period_s, double scale_mid, const Event& fault) noexcept;
   bool check_candidate(PreparedGoal& goal, double time_s, double tau_s, bool from_motion) noexcept;
-  // The segment jtac inserts before a goal's first point stays within the robot's limits.
-  bool check_connecting_segment(const PreparedGoal& goal, double time_s, double tau_s) noexcept;
+  // What jtac interpolates itself — the segment before a goal's first point, a positions-only
+  // spline — between trajectory times from and to stays within the robot's limits.
+  bool check_interpolation_limits(const PreparedGoal& goal, double time_s, double from_tau_s,
+                                  double to_tau_s) noexcept;
   void start_goal(double time_s, double tau_s) noexcept;
   void begin_stop(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
                   double value, double limit) noexcept;
