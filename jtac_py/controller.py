@@ -569,6 +569,17 @@ class Controller:
         if not self._lockstep:
             self._interface.start()
             self._loop.start()
+            # A real arm's motion starts only now, with the hardware thread already waiting for it: the
+            # robot expects a command every millisecond from the Move on.
+            start_motion = getattr(self.hardware, "start_motion", None)
+            if start_motion is not None:
+                try:
+                    start_motion()
+                except BaseException:
+                    self._loop.stop()
+                    self._interface.stop()
+                    self._started = False
+                    raise
             self._pump_stop.clear()
             self._pump_thread = threading.Thread(target=self._pump_loop, name="jtac-pump", daemon=True)
             self._pump_thread.start()

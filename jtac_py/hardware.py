@@ -178,14 +178,17 @@ def _keeping_scheduling(make: Any) -> Any:
 
 
 class FrankaArm:
-    """A real Franka arm (FR3) through libfranka: pylibfranka connects and starts the motion, and the
-    native hardware thread drives it (``_native.FrankaDevice``, 1 kHz, no GIL).
+    """A real Franka arm (FR3) through libfranka: pylibfranka connects, and the native hardware thread
+    drives the motion (``_native.FrankaDevice``, 1 kHz, no GIL).
 
-    The constructor connects (``pylibfranka.Robot(ip, RealtimeConfig)``), sets the collision behaviour,
-    with ``use_estimated_wrench`` puts the stiffness frame K at the flange (``Robot.set_K``, so that the
-    robot's wrench estimate is a reading in ``<robot>_ft_sensor``), and starts joint position control
-    (``ControllerMode.JointImpedance``; ``control="velocity"``: joint velocity control). Hand it to a
-    ``Controller``; ``Controller.stop()`` ends the motion (``finish_motion()``).
+    The constructor connects (``pylibfranka.Robot(ip, RealtimeConfig)``), sets the collision behaviour
+    and, with ``use_estimated_wrench``, puts the stiffness frame K at the flange (``Robot.set_K``, so that
+    the robot's wrench estimate is a reading in ``<robot>_ft_sensor``). It does not start a motion: once
+    the robot accepts a Move it expects a command every millisecond, so ``Controller.start()`` first
+    starts the hardware thread and then ``start_motion()`` (joint position control with
+    ``ControllerMode.JointImpedance``; ``control="velocity"``: joint velocity control), whose first
+    command leaves within a period (franka_hw/README.md, start-up). ``Controller.stop()`` ends the
+    motion (``finish_motion()``); a new Controller on this arm starts a new one.
 
     After a device error (a reflex: ``last_error`` holds libfranka's message, the goals ended with it),
     drop the Controller, call ``automatic_error_recovery()`` and build a new Controller on this arm.
@@ -251,7 +254,6 @@ class FrankaArm:
         self.use_estimated_wrench = bool(use_estimated_wrench)
         self.control = control
         self.late_commands = late_commands
-        self._control = None  # pylibfranka's ActiveControl: never touched from Python once the device has it
         self.device = None
         self._motion_finished = False
         realtime = {
@@ -263,7 +265,7 @@ class FrankaArm:
             self._robot.set_collision_behavior(*thresholds)
             if self.use_estimated_wrench:
                 self._put_stiffness_frame_at_flange()
-            self._start_motion()
+            self._new_device()
         except BaseException:
             self.close()
             raise
@@ -295,10 +297,24 @@ class FrankaArm:
 
     @property
     def motion_active(self) -> bool:
-        """True while the started motion can take commands (no error, not finished)."""
-        return self.device is not None and not self.device.has_error and not self._motion_finished
+        """True while a started motion can take commands (no error, not finished)."""
+        return (
+            self.device is not None
+            and self.device.holds_control
+            and not self.device.has_error
+            and not self._motion_finished
+        )
 
     # ------------------------------------------------------------------------------------ lifecycle
+    def start_motion(self) -> None:
+        """Starts the robot's motion on this arm's device, whose hardware thread must already be running
+        (``Controller.start()`` calls it): pylibfranka's Move and the handover to the waiting thread happen
+        in one native call, so the robot gets its first command within a period of accepting the Move."""
+        if self.device is None:
+            raise RuntimeError("FrankaArm.start_motion: the arm is closed")
+        self.device.start_motion(self._robot, self._plf.ControllerMode.JointImpedance)
+        self._motion_finished = False
+
     def finish_motion(self) -> None:
         """Ends the motion (a last command with motion_finished at the robot's desired position, zero
         velocity) while no thread drives the device; nothing after an error or when already finished.
@@ -309,26 +325,23 @@ class FrankaArm:
         if not self.motion_active:
             return
         status, state = self.device.read_once()
-        if status != _native.DeviceStatus.OK:
-            return
-        self.device.write_once(state["q_d"], np.zeros(7), motion_finished=True)
-        self._motion_finished = True
+        if status == _native.DeviceStatus.OK:
+            self.device.write_once(state["q_d"], np.zeros(7), motion_finished=True)
+            self._motion_finished = True
+        # The device served its one motion: the next Controller gets a new one.
+        self._release_motion()
+        self._new_device()
 
     def automatic_error_recovery(self) -> None:
-        """Clears the robot's error (Robot.automatic_error_recovery()) and starts a new motion with a new
-        device. The Controller built on the old device must be stopped first; the old device lets go of
-        libfranka's control (and with it the robot's single control slot), so that Controller may live on
-        (its timing() and packet_trace() still answer) but cannot be started again."""
+        """Clears the robot's error (Robot.automatic_error_recovery()) and gives the arm a new device; the
+        next ``Controller.start()`` on this arm starts the new motion. The Controller built on the old
+        device must be stopped first; the old device lets go of libfranka's control (and with it the robot's
+        single control slot), so that Controller may live on (its timing() and packet_trace() still answer)
+        but cannot be started again."""
         self.finish_motion()  # a motion still running ends cleanly first
         self._release_motion()
         self._robot.automatic_error_recovery()
-        try:
-            self._start_motion()
-        except self._plf.InvalidOperationException as error:
-            raise RuntimeError(
-                "FrankaArm.automatic_error_recovery: the previous motion is still held (another control "
-                "started on this robot outside this FrankaArm?)"
-            ) from error
+        self._new_device()
 
     def close(self) -> None:
         """Finishes the motion and disconnects (idempotent), also while a stopped Controller built on
@@ -355,13 +368,9 @@ class FrankaArm:
         )
 
     # ------------------------------------------------------------------------------------ internals
-    def _start_motion(self) -> None:
-        mode = self._plf.ControllerMode.JointImpedance
-        if self.control == "position":
-            self._control = self._robot.start_joint_position_control(mode)
-        else:
-            self._control = self._robot.start_joint_velocity_control(mode)
-        self.device = _native.FrankaDevice(self._control, use_estimated_wrench=self.use_estimated_wrench)
+    def _new_device(self) -> None:
+        """A device for the next motion, which start_motion() starts once a hardware thread serves it."""
+        self.device = _native.FrankaDevice(use_estimated_wrench=self.use_estimated_wrench, control=self.control)
         self._motion_finished = False
 
     def _release_motion(self) -> None:
@@ -370,7 +379,6 @@ class FrankaArm:
         if self.device is not None:
             self.device.release()
         self.device = None
-        self._control = None
 
     def _put_stiffness_frame_at_flange(self) -> None:
         """EE_T_K = (F_T_EE)⁻¹, so that F_T_K = F_T_EE · EE_T_K = I: the estimate K_F_ext_hat_K is then in

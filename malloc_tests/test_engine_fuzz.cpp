@@ -1367,9 +1367,11 @@ class Scenario {
     const auto it = records_.find(out.goal_id);
     s.goal = it != records_.end() ? &it->second : nullptr;
     // A goal that leaves its wait at its start time jumps as one that starts: both passed the same
-    // start check when taken.
+    // start check when taken. It may also end in that very cycle (a trajectory shorter than the
+    // time the wait overran by: it executes and finishes at once, idle at its final point).
     const bool left_wait = window_size_ >= 1 && window_[1].mode == ControllerMode::kWaiting &&
-                           out.mode == ControllerMode::kExecuting && window_[1].goal_id == out.goal_id;
+                           out.mode != ControllerMode::kWaiting && out.mode != ControllerMode::kInactive &&
+                           (out.goal_id == window_[1].goal_id || out.goal_id == 0);
     s.goal_started = goal_started_now_ || left_wait;
     s.stop_started = stop_started_now_;
     s.stop_limit_rad_s2 = stop_limit_rad_s2_;

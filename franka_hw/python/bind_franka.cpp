@@ -54,6 +54,25 @@ class OwningFrankaDevice final : public jtac::hw::FrankaDevice {
   OwningFrankaDevice(py::object active_control, franka::ActiveControlBase& control,
                      const jtac::hw::FrankaDeviceConfig& config)
       : FrankaDevice(control, config), active_control_(std::move(active_control)) {}
+  explicit OwningFrankaDevice(const jtac::hw::FrankaDeviceConfig& config) : FrankaDevice(config) {}
+
+  /// Starts the robot's motion through pylibfranka and hands it to the hardware thread, in one
+  /// native call with the GIL held throughout: no Python thread runs between the Move being
+  /// accepted and attach(), so the first command follows within the hardware thread's next poll.
+  void start_motion(const py::object& robot, const py::object& controller_mode) {
+    if (released() || holds_control()) {
+      throw py::value_error(
+          "FrankaDevice.start_motion: this device already had its motion; a motion "
+          "needs a new device (FrankaArm makes one per motion)");
+    }
+    const bool position = mode() == jtac::hw::FrankaControlMode::kJointPosition;
+    py::object active = robot.attr(position ? "start_joint_position_control"
+                                            : "start_joint_velocity_control")(controller_mode);
+    franka::ActiveControlBase& control = active_control_of(active);
+    active_control_ = std::move(active);
+    attach(control);
+  }
+
   void release_control() {
     release();
     active_control_ = py::none();
@@ -62,6 +81,16 @@ class OwningFrankaDevice final : public jtac::hw::FrankaDevice {
  private:
   py::object active_control_;
 };
+
+jtac::hw::FrankaControlMode control_mode_of(const std::string& control) {
+  if (control == "position") {
+    return jtac::hw::FrankaControlMode::kJointPosition;
+  }
+  if (control == "velocity") {
+    return jtac::hw::FrankaControlMode::kJointVelocity;
+  }
+  throw py::value_error("FrankaDevice: control must be 'position' or 'velocity', got '" + control + "'");
+}
 
 }  // namespace
 
@@ -73,24 +102,44 @@ void bind_franka(py::module_& m) {
   py::class_<FrankaDevice, jtac::hw::Device>(
       m, "FrankaDevice",
       "A Franka arm through libfranka's ActiveControl (joint position or velocity control), 1 kHz")
-      .def(py::init([](const py::object& active_control, bool use_estimated_wrench) {
-             franka::ActiveControlBase& control = active_control_of(active_control);
+      .def(py::init([](const py::object& active_control, bool use_estimated_wrench,
+                       const std::string& control) {
              check_pylibfranka_version();
-             const auto mode = jtac::hw::franka_control_mode(control);
+             if (active_control.is_none()) {
+               return std::unique_ptr<FrankaDevice>(
+                   std::make_unique<OwningFrankaDevice>(jtac::hw::FrankaDeviceConfig{
+                       .mode = control_mode_of(control), .use_estimated_wrench = use_estimated_wrench}));
+             }
+             franka::ActiveControlBase& started = active_control_of(active_control);
+             const auto mode = jtac::hw::franka_control_mode(started);
              if (!mode) {
                throw py::value_error(
                    "FrankaDevice: the control was not started for joint positions or joint velocities "
                    "(torque and Cartesian control are not supported)");
              }
              return std::unique_ptr<FrankaDevice>(std::make_unique<OwningFrankaDevice>(
-                 active_control, control,
+                 active_control, started,
                  jtac::hw::FrankaDeviceConfig{.mode = *mode, .use_estimated_wrench = use_estimated_wrench}));
            }),
-           py::arg("active_control"), py::kw_only(), py::arg("use_estimated_wrench") = false,
+           py::arg("active_control") = py::none(), py::kw_only(), py::arg("use_estimated_wrench") = false,
+           py::arg("control") = "position",
            "active_control: what pylibfranka's Robot.start_joint_position_control() (or "
-           "start_joint_velocity_control()) returned; held by the device until release(). "
+           "start_joint_velocity_control()) returned, held by the device until release(); None (the default) "
+           "= "
+           "a device whose motion start_motion() starts once the hardware thread serves it (its reads "
+           "return WAITING until then), for `control` 'position' or 'velocity'. "
            "use_estimated_wrench: report the robot's estimate -K_F_ext_hat_K as the F/T reading (stiffness "
            "frame K, our sign)")
+      .def(
+          "start_motion",
+          [](FrankaDevice& d, const py::object& robot, const py::object& controller_mode) {
+            static_cast<OwningFrankaDevice&>(d).start_motion(robot, controller_mode);
+          },
+          py::arg("robot"), py::arg("controller_mode"),
+          "Calls robot.start_joint_position_control(controller_mode) (or the velocity one) and hands the "
+          "started control to the device in the same native call: start the hardware thread first, so that "
+          "the robot's first command leaves within a period of the Move being accepted. ValueError if the "
+          "device already had a motion.")
       .def(
           "release",
           [](FrankaDevice& d) {
@@ -100,7 +149,9 @@ void bind_franka(py::module_& m) {
           "Lets go of the control (and with it, once the Robot is dropped too, the connection): "
           "read_once/write_once return NOT_CONFIGURED from now on. Only while no thread drives the device "
           "(after Controller.stop()). Idempotent.")
-      .def_property_readonly("holds_control", &FrankaDevice::holds_control, "False after release()")
+      .def_property_readonly("holds_control", &FrankaDevice::holds_control,
+                             "True from the motion's start until release()")
+      .def_property_readonly("released", &FrankaDevice::released, "True after release()")
       .def_property_readonly("has_error", &FrankaDevice::has_error)
       .def_property_readonly(
           "last_error",

@@ -249,7 +249,8 @@ void bind_hw(py::module_& m) {
       .value("NOT_CONFIGURED", DeviceStatus::kNotConfigured)
       .value("INVALID_COMMAND", DeviceStatus::kInvalidCommand)
       .value("MOTION_FINISHED", DeviceStatus::kMotionFinished)
-      .value("DEVICE_ERROR", DeviceStatus::kDeviceError);
+      .value("DEVICE_ERROR", DeviceStatus::kDeviceError)
+      .value("WAITING", DeviceStatus::kWaiting);
 
   // The device contract: any device (MujocoDevice, FrankaDevice) can be driven packet by packet from
   // Python and handed to an AsyncInterface.

@@ -111,6 +111,9 @@ DeviceStatus AsyncInterface::step_once() noexcept {
 DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   const DeviceStatus read_status = device_.read_once(state_);
   const std::int64_t read_ns = steady_ns();
+  if (read_status == DeviceStatus::kWaiting) {
+    return read_status;  // the motion has not started: nothing to answer yet
+  }
   if (read_status != DeviceStatus::kOk) {
     bump(device_errors_);
     return read_status;

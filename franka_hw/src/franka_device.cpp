@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <typeinfo>
 
@@ -87,6 +88,16 @@ std::optional<FrankaControlMode> franka_control_mode(const franka::ActiveControl
 FrankaDevice::FrankaDevice(franka::ActiveControlBase& control, const FrankaDeviceConfig& config) noexcept
     : control_(&control), config_(config) {}
 
+FrankaDevice::FrankaDevice(const FrankaDeviceConfig& config) noexcept : config_(config) {}
+
+bool FrankaDevice::attach(franka::ActiveControlBase& control) noexcept {
+  if (released_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  franka::ActiveControlBase* none = nullptr;
+  return control_.compare_exchange_strong(none, &control, std::memory_order_acq_rel);
+}
+
 std::string_view FrankaDevice::last_error() const noexcept {
   if (!has_error_.load(std::memory_order_acquire)) {
     return {};
@@ -113,22 +124,33 @@ void FrankaDevice::fail(const char* where, const char* what) noexcept {
 }
 
 void FrankaDevice::send(const JointArray& values, bool motion_finished) {
+  franka::ActiveControlBase* control = control_.load(std::memory_order_relaxed);  // checked by the caller
   if (config_.mode == FrankaControlMode::kJointPosition) {
     franka::JointPositions command(values);
     command.motion_finished = motion_finished;
-    control_->writeOnce(command);
+    control->writeOnce(command);
   } else {
     franka::JointVelocities command(values);
     command.motion_finished = motion_finished;
-    control_->writeOnce(command);
+    control->writeOnce(command);
   }
 }
 
-void FrankaDevice::release() noexcept { control_ = nullptr; }
+void FrankaDevice::release() noexcept {
+  released_.store(true, std::memory_order_release);
+  control_.store(nullptr, std::memory_order_release);
+}
 
 DeviceStatus FrankaDevice::read_once(DeviceState& state) noexcept {
-  if (control_ == nullptr) {
-    return DeviceStatus::kNotConfigured;
+  franka::ActiveControlBase* control = control_.load(std::memory_order_acquire);
+  if (control == nullptr) {
+    if (released_.load(std::memory_order_acquire)) {
+      return DeviceStatus::kNotConfigured;
+    }
+    // Not started yet: poll for attach() every 50 µs, never spinning a SCHED_FIFO thread.
+    const timespec pause{0, 50'000};
+    ::nanosleep(&pause, nullptr);
+    return DeviceStatus::kWaiting;
   }
   if (has_error_.load(std::memory_order_relaxed)) {
     return DeviceStatus::kDeviceError;
@@ -139,7 +161,7 @@ DeviceStatus FrankaDevice::read_once(DeviceState& state) noexcept {
     return DeviceStatus::kMotionFinished;
   }
   try {
-    const std::pair<franka::RobotState, franka::Duration> read = control_->readOnce();
+    const std::pair<franka::RobotState, franka::Duration> read = control->readOnce();
     const franka::RobotState& robot = read.first;
     ticks_.on_state(robot.time.toMSec(), command_written_, state);
     map_franka_state(robot, config_.use_estimated_wrench, state);
@@ -157,7 +179,7 @@ DeviceStatus FrankaDevice::read_once(DeviceState& state) noexcept {
 }
 
 DeviceStatus FrankaDevice::write_once(const DeviceCommand& command) noexcept {
-  if (control_ == nullptr) {
+  if (control_.load(std::memory_order_acquire) == nullptr) {
     return DeviceStatus::kNotConfigured;
   }
   if (has_error_.load(std::memory_order_relaxed)) {

@@ -9,6 +9,7 @@
 #include <franka/robot_state.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "franka_hw/async_interface.hpp"
 #include "franka_hw/franka_device.hpp"
 
 #ifdef JTAC_FRANKA_DEVICE_NOALLOC
@@ -318,6 +320,67 @@ TEST(FrankaDevice, AReleasedDeviceNeverTouchesTheControlAgain) {
   EXPECT_EQ(device.read_once(state), DeviceStatus::kNotConfigured);
   EXPECT_EQ(device.write_once(position_command(0.0)), DeviceStatus::kNotConfigured);
   EXPECT_FALSE(device.has_error());
+}
+
+TEST(FrankaDevice, WithoutAControlItWaitsUntilAttachAndNeverErrs) {
+  FakeControl fake;
+  FrankaDevice device(FrankaDeviceConfig{});
+  DeviceState state;
+  EXPECT_FALSE(device.holds_control());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(device.read_once(state), DeviceStatus::kWaiting);
+  }
+  EXPECT_EQ(fake.reads, 0);
+  EXPECT_FALSE(device.has_error());
+  ASSERT_TRUE(device.attach(fake));
+  EXPECT_FALSE(device.attach(fake));  // one motion per device
+  EXPECT_TRUE(device.holds_control());
+  EXPECT_EQ(device.read_once(state), DeviceStatus::kOk);
+  EXPECT_EQ(device.write_once(position_command(0.0)), DeviceStatus::kOk);
+  EXPECT_EQ(fake.reads, 1);
+  EXPECT_EQ(fake.writes, 1);
+  EXPECT_EQ(state.tick, 0U);  // robot time counts from the motion's first state
+}
+
+TEST(FrankaDevice, AReleasedWaitingDeviceEndsItsReaderAndTakesNoControl) {
+  FakeControl fake;
+  FrankaDevice device(FrankaDeviceConfig{});
+  device.release();
+  DeviceState state;
+  EXPECT_EQ(device.read_once(state), DeviceStatus::kNotConfigured);
+  EXPECT_FALSE(device.attach(fake));
+  EXPECT_EQ(fake.reads, 0);
+}
+
+TEST(FrankaDevice, TheHardwareThreadServesAMotionAttachedWhileItWaits) {
+  // The start-up order of FrankaArm + Controller: the hardware thread runs first, the motion is
+  // attached later from another thread, and the first command follows the first state.
+  FakeControl fake;
+  FrankaDevice device(FrankaDeviceConfig{});
+  jtac::hw::AsyncInterface hardware(device);
+  ASSERT_TRUE(hardware.start());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(hardware.counters().packets, 0U);
+  EXPECT_EQ(hardware.counters().device_errors, 0U);
+  EXPECT_TRUE(hardware.running());
+  ASSERT_TRUE(device.attach(fake));
+  for (int i = 0; i < 2000 && hardware.counters().packets < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  hardware.stop();
+  EXPECT_GE(hardware.counters().packets, 5U);
+  EXPECT_EQ(fake.writes, static_cast<int>(hardware.counters().packets));
+  EXPECT_EQ(hardware.counters().device_errors, 0U);
+}
+
+TEST(FrankaDevice, AWaitingHardwareThreadStopsWhenAsked) {
+  FrankaDevice device(FrankaDeviceConfig{});
+  jtac::hw::AsyncInterface hardware(device);
+  ASSERT_TRUE(hardware.start());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  hardware.stop();  // returns: the waiting reader polls, it never blocks
+  EXPECT_FALSE(hardware.running());
+  EXPECT_EQ(hardware.counters().packets, 0U);
 }
 
 TEST(FrankaDevice, AReflexBecomesADeviceErrorWithLibfrankasMessage) {

@@ -17,10 +17,25 @@ def test_the_module_is_built_with_the_libfranka_device():
     assert issubclass(_native.MujocoDevice, _native.Device)
 
 
-@pytest.mark.parametrize("not_a_control", [object(), 3, None, "127.0.0.1"])
+@pytest.mark.parametrize("not_a_control", [object(), 3, "127.0.0.1"])
 def test_franka_device_refuses_what_is_not_a_pylibfranka_control(not_a_control):
     with pytest.raises(TypeError, match=r"pylibfranka object that Robot.start_joint_position_control\(\)"):
         _native.FrankaDevice(not_a_control)
+
+
+def test_a_franka_device_without_a_control_waits_for_its_motion():
+    device = _native.FrankaDevice(control="velocity", use_estimated_wrench=True)
+    assert device.control == "velocity" and device.use_estimated_wrench
+    assert not device.holds_control and not device.released and not device.has_error
+    status, _state = device.read_once()
+    assert status == _native.DeviceStatus.WAITING  # nothing read, nothing wrong: the motion is not started
+    device.release()
+    assert device.released
+    assert device.read_once()[0] == _native.DeviceStatus.NOT_CONFIGURED
+    with pytest.raises(ValueError, match="already had its motion"):
+        device.start_motion(object(), 0)
+    with pytest.raises(ValueError, match="'position' or 'velocity'"):
+        _native.FrankaDevice(control="torque")
 
 
 def test_franka_device_refuses_another_pylibfranka_object():

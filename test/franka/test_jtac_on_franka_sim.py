@@ -228,12 +228,15 @@ def test_python_blocking_300_ms_and_a_gil_hog_during_a_motion(franka_sim):
 
 def test_a_reflex_is_reported_and_automatic_error_recovery_resumes(franka_sim):
     """The robot's reflex reaches the arm as libfranka's message; a Controller refuses to start on
-    the failed arm with it; automatic_error_recovery() then starts a new motion on which a goal runs."""
+    the failed arm with it; after automatic_error_recovery() a new Controller starts a new motion on
+    which a goal runs."""
     arm = _arm(franka_sim)
     c = None
     try:
         # Provoke the reflex on the device itself (jtac's own commands never jump): 20 mrad in one
         # cycle on joint 4, i.e. 20 rad/s and 20000 rad/s² as franka-sim differences it.
+        assert not arm.motion_active  # FrankaArm() connects; a motion starts only on request
+        arm.start_motion()
         status, state = arm.device.read_once()
         assert status == _native.DeviceStatus.OK
         q_hold = np.asarray(state["q_d"], dtype=float)
@@ -252,8 +255,9 @@ def test_a_reflex_is_reported_and_automatic_error_recovery_resumes(franka_sim):
             Controller(arm).start()
 
         arm.automatic_error_recovery()
-        assert arm.motion_active and arm.last_error is None
+        assert arm.last_error is None and not arm.motion_active
         c = Controller(arm, default_path_tolerance=0.2, default_goal_time_tolerance=1.0).start()
+        assert arm.motion_active
         q0 = c.state.q_cmd
         result = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), timeout=10.0)
         assert result.ok, result.message
@@ -279,7 +283,9 @@ def test_close_disconnects_while_the_stopped_controller_is_still_referenced(fran
 
     def connect():
         second = _arm(franka_sim)
+        second.start_motion()  # the robot's control slot is free again
         connected.append(second.motion_active)
+        second.finish_motion()
         second.close()
 
     thread = threading.Thread(target=connect, daemon=True)

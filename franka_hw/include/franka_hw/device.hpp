@@ -44,6 +44,9 @@ enum class DeviceStatus : std::uint8_t {
   /// The device failed (a simulator that diverged, a robot that reported an error); the state
   /// returned with it must not be trusted.
   kDeviceError,
+  /// No state yet: the device waits for its motion to start (a Franka whose control is started
+  /// once the hardware thread is already serving it). Nothing was read; call again.
+  kWaiting,
 };
 
 /// The enumerator's name without the k (e.g. "InvalidCommand"); real-time safe.
@@ -59,6 +62,8 @@ constexpr std::string_view to_string(DeviceStatus status) noexcept {
       return "MotionFinished";
     case DeviceStatus::kDeviceError:
       return "DeviceError";
+    case DeviceStatus::kWaiting:
+      return "Waiting";
   }
   return "Unknown";
 }

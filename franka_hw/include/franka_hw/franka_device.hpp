@@ -9,6 +9,13 @@
 // (ControllerMode.JointImpedance)) and keeps it, and the robot, alive as long as this device; the
 // device only borrows the ActiveControlBase. Nothing else may call readOnce/writeOnce meanwhile.
 //
+// Start-up: once libfranka's startMotion() returns, the robot is in Move and expects a command every
+// millisecond (libfranka's Robot::Impl::startMotion waits for the state to show the new modes; the
+// robot's communication check counts from there). So the motion must start when the hardware thread
+// already serves the device: a device may be made without a control, read_once() then returns
+// kWaiting (after a 50 µs sleep, so a SCHED_FIFO thread never spins) until attach() hands it the
+// control, and the first readOnce/writeOnce follow within microseconds of the Move.
+//
 // Mapping of franka::RobotState to DeviceState (map_franka_state(), FrankaTickCounter):
 // - tick = RobotState::time [ms] − the time of the first state read, i.e. robot time in 1 ms periods;
 //   time_s = tick · 0.001. A gap in the robot's time (the reader came late) is counted in
@@ -118,16 +125,25 @@ class FrankaDevice : public Device {
 
   /// Borrows `control` (which must outlive the device), started for config.mode.
   FrankaDevice(franka::ActiveControlBase& control, const FrankaDeviceConfig& config) noexcept;
+  /// A device whose motion is not started yet: read_once() waits (kWaiting) until attach().
+  explicit FrankaDevice(const FrankaDeviceConfig& config) noexcept;
   FrankaDevice(const FrankaDevice&) = delete;
   FrankaDevice& operator=(const FrankaDevice&) = delete;
   ~FrankaDevice() override = default;
+
+  /// Hands a device made without a control its control (started for config.mode, outliving the
+  /// device), from any thread: the hardware thread's next read_once() uses it. False (and nothing
+  /// changes) when the device already has one or was released.
+  bool attach(franka::ActiveControlBase& control) noexcept;
 
   /// Forgets the control: read_once()/write_once() return kNotConfigured from now on and never touch
   /// it, so that its owner may end it (pylibfranka cancels an unfinished motion and disconnects once
   /// the control and the Robot are gone). Only while no thread uses the device. Idempotent.
   void release() noexcept;
-  /// False after release().
-  bool holds_control() const noexcept { return control_ != nullptr; }
+  /// True from attach() (or construction with a control) until release().
+  bool holds_control() const noexcept { return control_.load(std::memory_order_acquire) != nullptr; }
+  /// True after release().
+  bool released() const noexcept { return released_.load(std::memory_order_acquire); }
 
   /// readOnce(): blocks until the robot's next state. kMotionFinished (state.motion_finished set, no
   /// call into libfranka) once a command with motion_finished was written; kDeviceError after an
@@ -165,7 +181,9 @@ class FrankaDevice : public Device {
   /// writeOnce of a position or velocity command (may throw: libfranka's).
   void send(const JointArray& values, bool motion_finished);
 
-  franka::ActiveControlBase* control_;  // nullptr after release()
+  // Null before attach() and after release(); written by the owner, read by the hardware thread.
+  std::atomic<franka::ActiveControlBase*> control_{nullptr};
+  std::atomic<bool> released_{false};
   FrankaDeviceConfig config_;
 
   // Real-time thread only.
