@@ -370,7 +370,9 @@ class FrankaArm:
     # ------------------------------------------------------------------------------------ internals
     def _new_device(self) -> None:
         """A device for the next motion, which start_motion() starts once a hardware thread serves it."""
-        self.device = _native.FrankaDevice(use_estimated_wrench=self.use_estimated_wrench, control=self.control)
+        self.device = _native.FrankaDevice(
+            use_estimated_wrench=self.use_estimated_wrench, control=self.control
+        )
         self._motion_finished = False
 
     def _release_motion(self) -> None:

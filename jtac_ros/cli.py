@@ -9,13 +9,19 @@ Subcommands (``jtac <command> --help`` for the options)::
     jtac time-scale [PERCENT]                                 set (or show) time_scale_percentage
     jtac state [--count N]                                    echo the controller state
     jtac plot RECORD.npz [--out DIR]                          write the four plots of a recording
+    jtac doctor [--robot-ip IP] [--seconds S] [--json]        can this machine hold the 1 kHz loop?
 
 Every command that talks to the node takes ``--node NAME`` (default
 ``joint_trajectory_admittance_controller``) and ``--wait S``, how long to wait for the node's action,
 service or topic to be discovered. Goal files are described in jtac_ros/goal_file.py.
 
-Exit status: 0 done (goal SUCCESSFUL); 1 the goal failed or the node refused the request; 2 bad usage,
-a bad file or value, or no node; 130 interrupted (Ctrl-C; send-goal cancels its goal first).
+``jtac doctor`` needs no node and no ROS (jtac_py/doctor.py, docs/doctor.md): it checks the kernel,
+scheduling limits, CPUs and the route to the robot, measures wake-up lateness, and names the fix of
+every line that is not ok.
+
+Exit status: 0 done (goal SUCCESSFUL; doctor: no line failed); 1 the goal failed or the node refused the
+request (doctor: a line failed); 2 bad usage, a bad file or value, or no node; 130 interrupted (Ctrl-C;
+send-goal cancels its goal first).
 """
 
 from __future__ import annotations
@@ -538,14 +544,33 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --------------------------------------------------------------------------------------------------- doctor
+def _robot_ip(text: str) -> str:
+    from jtac_py.doctor import robot_address
+
+    try:
+        return robot_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    # jtac_py only: the doctor must run where ROS is not installed.
+    from jtac_py import doctor
+
+    report = doctor.run(args.robot_ip, args.seconds)
+    print(report.to_json() if args.json else report.format_table(), flush=True)
+    return report.exit_code
+
+
 # --------------------------------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of ``jtac`` and its subcommands."""
     parser = argparse.ArgumentParser(
         prog="jtac",
         description="Command line of the jtac joint trajectory admittance controller (ROS 2 node).",
-        epilog="Exit status: 0 ok; 1 goal failed or request refused; 2 bad usage, file or value, "
-        "or no node; 130 interrupted.",
+        epilog="Exit status: 0 ok; 1 goal failed, request refused or a doctor line failed; 2 bad usage, "
+        "file or value, or no node; 130 interrupted.",
     )
     node_help = f"controller node name, optionally /namespace/name (default: {DEFAULT_NODE})"
     # Accepted before and after the command; the subcommand's copy only sets it when given.
@@ -662,6 +687,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="nominal controller period for the timing plot [µs] (default: 1000)",
     )
     p.set_defaults(func=_cmd_plot)
+
+    from jtac_py.doctor import DEFAULT_SECONDS  # standard library only: cheap, and no ROS
+
+    p = sub.add_parser(
+        "doctor",
+        help="can this machine hold the 1 kHz loop to a Franka robot? what to fix (no ROS needed)",
+        description="Check the kernel, SCHED_FIFO and memory-lock limits, CPU governor and isolation, the "
+        "route to the robot, and measure wake-up lateness at 1 kHz; print one line per check with the "
+        "fix of every line that is not ok (docs/doctor.md). Exit 0 when no line failed, 1 otherwise. "
+        "Sends nothing to the robot.",
+    )
+    p.add_argument(
+        "--robot-ip",
+        type=_robot_ip,
+        metavar="IP",
+        help="the robot's address (a literal IP): check the route and link to it (ip route get, /sys)",
+    )
+    p.add_argument(
+        "--seconds",
+        type=_seconds,
+        default=DEFAULT_SECONDS,
+        metavar="S",
+        help=f"duration of each of the two timing measurements [s] (default: {DEFAULT_SECONDS:g}; 0 skips "
+        "them)",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    p.set_defaults(func=_cmd_doctor)
     return parser
 
 

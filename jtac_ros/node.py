@@ -208,7 +208,7 @@ class JtacNode(LifecycleNode):
         if values["hardware"] == "franka":
             from jtac_py.hardware import FrankaArm
 
-            # Connects to the control unit at robot_ip and starts joint position control.
+            # Connects to the control unit at robot_ip; the motion starts with Controller.start().
             arm = FrankaArm(values["robot_ip"], robot=values["robot"], late_commands=values["late_commands"])
         else:
             arm = SimulatedArm(values["robot"], clock="realtime")
