@@ -106,6 +106,7 @@ py::dict counters_dict(const jtac::hw::AsyncCounters& c) {
   d["anomalous_ticks"] = c.anomalous_ticks;
   d["late_commands"] = c.late_commands;
   d["late_reads"] = c.late_reads;
+  d["echo_resyncs"] = c.echo_resyncs;
   d["device_errors"] = c.device_errors;
   d["max_write_interval_s"] = static_cast<double>(c.max_write_interval_ns) * 1e-9;
   d["max_latency_s"] = static_cast<double>(c.max_latency_ns) * 1e-9;
@@ -226,6 +227,7 @@ py::dict device_state_dict(const jtac::hw::DeviceState& s) {
   d["dq"] = array_of(s.dq_rad_s);
   d["q_d"] = array_of(s.q_d_rad);
   d["dq_d"] = array_of(s.dq_d_rad_s);
+  d["ddq_d"] = array_of(s.ddq_d_rad_s2);
   d["tau_J"] = array_of(s.tau_J_Nm);
   d["tau_ext"] = array_of(s.tau_ext_Nm);
   d["has_wrench"] = s.has_wrench;
@@ -433,7 +435,8 @@ void bind_hw(py::module_& m) {
           },
           "The flight recorder: the last packets (up to 256, oldest first) as column arrays — packet, "
           "tick, read_ns/write_ns (host steady clock), step_periods, flags (1 anomalous tick, 2 late, "
-          "4 sample taken, 8 held, 16 limited, 32 late read), q_d_echo, q_cmd, dq_cmd (n, 7). After stop() "
+          "4 sample taken, 8 held, 16 limited, 32 late read, 64 resynced to the echo), q_d_echo, q_cmd, "
+          "dq_cmd (n, 7). After stop() "
           "or after "
           "the thread ended on a device error.");
 

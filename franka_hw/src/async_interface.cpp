@@ -20,6 +20,30 @@ std::int64_t steady_ns() noexcept {
       .count();
 }
 
+// How far the robot's echoed q_d may lie from our reference before we take it as the robot's
+// history instead [rad]. franka-sim echoes our command within 0.04 µrad (never bit-equal); a
+// substituted or lost waypoint differs from ours by its jerk term, j·T³ (4 µrad at 4000 rad/s³).
+// 0.2 µrad is five times the echo's rounding, and a third difference of 200 rad/s³ (4 % of the
+// FR3's jerk limit) at most is ever left uncorrected.
+constexpr double kEchoToleranceRad = 2e-7;
+
+bool all_finite(const JointArray& values) noexcept {
+  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
+}
+
+// Whether the state's echo is a history to continue from (finite) that our reference left.
+bool echo_disagrees(const DeviceState& state, const JointArray& reference_rad) noexcept {
+  if (!all_finite(state.q_d_rad) || !all_finite(state.dq_d_rad_s) || !all_finite(state.ddq_d_rad_s2)) {
+    return false;
+  }
+  for (int i = 0; i < kNumJoints; ++i) {
+    if (!(std::abs(state.q_d_rad[i] - reference_rad[i]) <= kEchoToleranceRad)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void store_max(std::atomic<std::uint64_t>& target, std::uint64_t value) noexcept {
   std::uint64_t current = target.load(std::memory_order_relaxed);
   while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
@@ -173,6 +197,15 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
         step_periods = delta;
       }
     }
+    // A robot that applies a late command on arrival has not answered ours yet while it is late:
+    // its echo predates it, so only then is the echo not the history to continue from.
+    const bool ours_in_flight =
+        config_.late_commands == LateCommands::kAppliedOnArrival && (delta > 1 || last_write_late_);
+    if (!ours_in_flight && echo_disagrees(state_, limiter_.q_rad())) {
+      bump(echo_resyncs_);
+      record.flags |= PacketRecord::kResynced;
+      limiter_.resync(state_.q_d_rad, state_.dq_d_rad_s, state_.ddq_d_rad_s2);
+    }
   }
   last_tick_ = state_.tick;
 
@@ -267,6 +300,7 @@ AsyncCounters AsyncInterface::counters() const noexcept {
   result.anomalous_ticks = anomalous_ticks_.load(std::memory_order_relaxed);
   result.late_commands = late_commands_.load(std::memory_order_relaxed);
   result.late_reads = late_reads_.load(std::memory_order_relaxed);
+  result.echo_resyncs = echo_resyncs_.load(std::memory_order_relaxed);
   result.device_errors = device_errors_.load(std::memory_order_relaxed);
   result.max_write_interval_ns = max_write_interval_ns_.load(std::memory_order_relaxed);
   result.max_latency_ns = max_latency_ns_.load(std::memory_order_relaxed);

@@ -31,6 +31,7 @@ void map_franka_state(const franka::RobotState& robot, bool use_estimated_wrench
   state.dq_rad_s = robot.dq;
   state.q_d_rad = robot.q_d;
   state.dq_d_rad_s = robot.dq_d;
+  state.ddq_d_rad_s2 = robot.ddq_d;
   state.tau_J_Nm = robot.tau_J;
   // libfranka: the torque the robot exerts against the environment; ours: the external torque on the arm.
   for (std::size_t j = 0; j < state.tau_ext_Nm.size(); ++j) {

@@ -193,6 +193,7 @@ void MujocoDevice::reset(const JointArray& q_rad) {
   command_in_force_ = DeviceCommand{};
   command_in_force_.q_d_rad = q_rad;
   command_pending_ = command_in_force_;
+  ddq_d_rad_s2_.fill(0.0);
   tau_applied_Nm_.fill(0.0);
   tau_ext_Nm_.fill(0.0);
   std::fill(qfrc_ext_.begin(), qfrc_ext_.end(), 0.0);
@@ -276,11 +277,15 @@ DeviceStatus MujocoDevice::read_once(DeviceState& state) noexcept {
 
 void MujocoDevice::step_one_tick() noexcept {
   const std::uint64_t tick = tick_ + 1;
+  const JointArray dq_d_before = command_in_force_.dq_d_rad_s;
   if (pending_ && tick >= pending_from_tick_) {
     command_in_force_ = command_pending_;
     pending_ = false;
   } else {
     ++ticks_without_new_command_;
+  }
+  for (int j = 0; j < kNumJoints; ++j) {  // the echo's backward difference, as Franka reports ddq_d
+    ddq_d_rad_s2_[j] = (command_in_force_.dq_d_rad_s[j] - dq_d_before[j]) / period_s_;
   }
   take_pending_pushes();
   apply_pushes();
@@ -385,6 +390,7 @@ void MujocoDevice::fill_state(DeviceState& state) const noexcept {
   }
   state.q_d_rad = command_in_force_.q_d_rad;
   state.dq_d_rad_s = command_in_force_.dq_d_rad_s;
+  state.ddq_d_rad_s2 = ddq_d_rad_s2_;
   state.tau_J_Nm = tau_applied_Nm_;
   state.tau_ext_Nm = tau_ext_Nm_;
   state.has_wrench = force_sensor_adr_ >= 0;

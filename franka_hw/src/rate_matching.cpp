@@ -67,6 +67,13 @@ void MotionLimiter::reset(const JointArray& q_rad) noexcept {
   a_.fill(0.0);
 }
 
+void MotionLimiter::resync(const JointArray& q_rad, const JointArray& dq_rad_s,
+                           const JointArray& ddq_rad_s2) noexcept {
+  q_ = q_rad;
+  v_ = dq_rad_s;
+  a_ = ddq_rad_s2;
+}
+
 void MotionLimiter::extrapolate(std::uint64_t periods) noexcept {
   // Franka's control substitutes each missed waypoint by keeping the acceleration constant and
   // integrating (v += a·T, then q += v·T); the same here keeps our reference on the robot's.

@@ -41,13 +41,16 @@ struct AppliedHistory {
       q[i] += v[i] * kModelPeriodS;
     }
   }
-  /// The state of `tick`: the robot at its reference, which it echoes as q_d.
+  /// The state of `tick`: the robot at its reference, which it echoes as q_d with the backward
+  /// differences it judges the next command by (dq_d, ddq_d), as Franka's control does.
   DeviceState state_at(std::uint64_t tick) const {
     DeviceState state;
     state.tick = tick;
     state.time_s = static_cast<double>(tick) * kModelPeriodS;
     state.q_rad = q;
     state.q_d_rad = q;
+    state.dq_d_rad_s = v;
+    state.ddq_d_rad_s2 = a;
     return state;
   }
 };
@@ -59,6 +62,70 @@ inline JointArray far_target() {
   q[3] += 1.0;
   return q;
 }
+
+// A robot behind a lossy link, in lockstep: every read hands out the next tick, except that a state
+// datagram may be lost (the reader sees the tick after it; the cycle nobody answered is
+// substituted), and a command datagram may be lost (its cycle is substituted; the reader notices
+// nothing but the echo). Substitution at constant acceleration, as Franka's control documents it
+// (libfranka docs/system_requirements.rst). Losses are drawn from a fixed-seed generator.
+class LossyRobot final : public Device {
+ public:
+  LossyRobot(double state_loss, double command_loss, std::uint32_t seed, std::size_t packets)
+      : state_loss_(state_loss), command_loss_(command_loss), random_(seed), packets_(packets) {}
+  DeviceStatus read_once(DeviceState& state) noexcept override {
+    if (reads_++ >= packets_) {
+      return DeviceStatus::kDeviceError;
+    }
+    if (reads_ > 1) {
+      advance();  // the cycle our last command answered
+      while (draw() < state_loss_) {
+        ++states_lost;
+        advance_without_command();  // its state never reached us, so nobody answered it
+      }
+    }
+    state = history.state_at(tick_);
+    return DeviceStatus::kOk;
+  }
+  DeviceStatus write_once(const DeviceCommand& command) noexcept override {
+    has_pending_ = draw() >= command_loss_;
+    commands_lost += has_pending_ ? 0 : 1;
+    pending_ = command.q_d_rad;
+    return DeviceStatus::kOk;
+  }
+  double period_s() const noexcept override { return kModelPeriodS; }
+
+  std::uint64_t states_lost = 0;
+  std::uint64_t commands_lost = 0;
+  AppliedHistory history{kFr3HomeRad};
+
+ private:
+  void advance() {
+    ++tick_;
+    if (has_pending_) {
+      history.apply(pending_);
+    } else {
+      history.extrapolate();
+    }
+    has_pending_ = false;
+  }
+  void advance_without_command() {
+    ++tick_;
+    history.extrapolate();
+  }
+  double draw() {
+    random_ = random_ * 6364136223846793005ULL + 1442695040888963407ULL;  // a 64-bit LCG
+    return static_cast<double>(random_ >> 11) * 0x1.0p-53;
+  }
+
+  double state_loss_;
+  double command_loss_;
+  std::uint64_t random_;
+  std::size_t packets_;
+  std::size_t reads_ = 0;
+  std::uint64_t tick_ = 0;
+  bool has_pending_ = false;
+  JointArray pending_{};
+};
 
 // A robot on the host clock for the real-time thread: a state every millisecond, the newest one
 // handed to the reader (who waits for the next one when early, as with libfranka), and a command that

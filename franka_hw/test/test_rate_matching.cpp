@@ -840,6 +840,33 @@ TEST(RateMatching, AnomalousTicksFollowThePolicy) {
   }
 }
 
+TEST(RateMatching, LostDatagramsEitherWayStayWithinTheRobotsLimits) {
+  // 2 % of the states and 2 % of the commands lost, while the limiter chases a target that jumps
+  // 50 mrad back and forth every 40 ms (so it is at full jerk much of the time): the robot
+  // substitutes the cycles it gets no command for at constant acceleration, and its echo shows it.
+  // Continuing from our own reference instead leaves the jerk term (j·T³) as a step at each loss
+  // that falls on a jerk phase.
+  for (const std::uint32_t seed : {1U, 2U, 3U}) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    jtac::hw::test::LossyRobot robot(0.02, 0.02, seed, 3000);
+    AsyncInterface interface(robot);
+    for (int p = 0; p < 3000; ++p) {
+      JointArray target = kFr3HomeRad;
+      for (double& q : target) {
+        q += (p / 40) % 2 == 0 ? 0.05 : -0.05;
+      }
+      interface.submit_command(target, JointArray{}, p * kT);
+      ASSERT_EQ(interface.step_once(), DeviceStatus::kOk);
+    }
+    EXPECT_GT(robot.states_lost, 10U);
+    EXPECT_GT(robot.commands_lost, 10U);
+    EXPECT_GT(interface.counters().echo_resyncs, 0U);
+    // The robot's differences, substitutes included, stay within the published limits.
+    EXPECT_LE(robot.history.worst_acceleration_rad_s2, kFr3Limits.ddq_max_rad_s2[0]);
+    EXPECT_LE(robot.history.worst_jerk_rad_s3, kFr3Limits.dddq_max_rad_s3[0]);
+  }
+}
+
 // ---------------------------------------------------------------- the real-time thread (smoke)
 
 TEST(RateMatching, RealTimeThreadSmoke) {

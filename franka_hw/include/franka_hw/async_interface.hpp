@@ -99,6 +99,9 @@ struct AsyncCounters {
   /// States read after the robot's next cycles had passed although the previous command went out on
   /// time (the reader preempted between write and read): the robot substituted the missed cycles.
   std::uint64_t late_reads = 0;
+  /// Packets whose echoed q_d disagreed with the reference (a command lost on the wire, dropped as
+  /// late, or substituted otherwise): the reference continued from the robot's echo.
+  std::uint64_t echo_resyncs = 0;
   std::uint64_t device_errors = 0;  ///< read/write calls that returned an error
   /// Largest wall-clock time between two consecutive device commands (write_once calls) since the
   /// start or reset_peaks() [ns]: what the robot would see as a late packet. Meaningful in real time.
@@ -126,6 +129,7 @@ struct PacketRecord {
     kHeld = 8,           ///< no sample in force: the reference braked
     kLimited = 16,       ///< a limit shaped the command
     kLateRead = 32,      ///< read after missed cycles; the previous command was on time
+    kResynced = 64,      ///< the robot's echo disagreed with the reference: continued from the echo
   };
   std::uint64_t packet = 0;        ///< packet index since construction
   std::uint64_t tick = 0;          ///< the state's tick [device periods]
@@ -231,6 +235,7 @@ class AsyncInterface {
   std::atomic<std::uint64_t> anomalous_ticks_{0};
   std::atomic<std::uint64_t> late_commands_{0};
   std::atomic<std::uint64_t> late_reads_{0};
+  std::atomic<std::uint64_t> echo_resyncs_{0};
   std::atomic<std::uint64_t> device_errors_{0};
   std::atomic<std::int64_t> max_write_interval_ns_{0};
   std::atomic<std::int64_t> max_latency_ns_{0};

@@ -90,6 +90,11 @@ struct DeviceState {
   JointArray q_d_rad{};
   /// The robot's echo of the desired joint velocities it applied at this tick [rad/s].
   JointArray dq_d_rad_s{};
+  /// The robot's echo of the desired joint accelerations at this tick [rad/s²]. With q_d and dq_d
+  /// it is the state the robot differences the next command against (Franka: the backward
+  /// differences of what it applied, extrapolated cycles included), so a client can continue from
+  /// it "even in case of packet losses" (libfranka docs/overview.rst).
+  JointArray ddq_d_rad_s2{};
   /// Joint torques the drives applied at this tick, gravity included [N·m].
   JointArray tau_J_Nm{};
   /// Joint torques caused by external wrenches on the arm (positive: in the joint's direction) [N·m].

@@ -174,6 +174,7 @@ class MujocoDevice final : public Device {
 
   // Command state (real-time thread only).
   DeviceCommand command_in_force_{};  // applied at the last tick
+  JointArray ddq_d_rad_s2_{};         // the change of its dq_d over that tick [rad/s²]
   DeviceCommand command_pending_{};   // newest accepted command not applied yet
   bool pending_ = false;
   std::uint64_t pending_from_tick_ = 0;  // first tick the pending command may apply to

@@ -123,6 +123,11 @@ class MotionLimiter {
   /// Real-time safe.
   void extrapolate(std::uint64_t periods) noexcept;
 
+  /// The reference at the robot's own state: position, velocity and acceleration as it reports
+  /// them (its echo q_d, dq_d, ddq_d: the backward differences it judges the next command by).
+  /// Real-time safe.
+  void resync(const JointArray& q_rad, const JointArray& dq_rad_s, const JointArray& ddq_rad_s2) noexcept;
+
   /// One step toward `q_target_rad` (where the reference should be after this step) moving at
   /// `dq_target_rad_s`. Returns true when a limit changed the result (a limiter activation).
   /// Non-finite targets are treated as braking. Real-time safe.
