@@ -574,7 +574,8 @@ class Controller:
             start_motion = getattr(self.hardware, "start_motion", None)
             if start_motion is not None:
                 try:
-                    start_motion()
+                    # Just below the hardware thread: the handover from the Move to it is not preempted.
+                    start_motion(fifo_priority=max(0, int(self._values["realtime_priority"]) - 1))
                 except BaseException:
                     self._loop.stop()
                     self._interface.stop()

@@ -306,13 +306,24 @@ class FrankaArm:
         )
 
     # ------------------------------------------------------------------------------------ lifecycle
-    def start_motion(self) -> None:
+    def start_motion(self, fifo_priority: int = 0) -> None:
         """Starts the robot's motion on this arm's device, whose hardware thread must already be running
         (``Controller.start()`` calls it): pylibfranka's Move and the handover to the waiting thread happen
-        in one native call, so the robot gets its first command within a period of accepting the Move."""
+        in one native call, so the robot gets its first command within a period of accepting the Move.
+
+        fifo_priority > 0: the calling thread runs at SCHED_FIFO with it for that call (where allowed),
+        so that the handover between the Move being accepted and the hardware thread taking over is not
+        preempted; its scheduling is put back afterwards."""
         if self.device is None:
             raise RuntimeError("FrankaArm.start_motion: the arm is closed")
-        self.device.start_motion(self._robot, self._plf.ControllerMode.JointImpedance)
+
+        def start() -> None:
+            if fifo_priority > 0:
+                with contextlib.suppress(OSError):  # refused: the handover just runs unboosted
+                    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(fifo_priority))
+            self.device.start_motion(self._robot, self._plf.ControllerMode.JointImpedance)
+
+        _keeping_scheduling(start)
         self._motion_finished = False
 
     def finish_motion(self) -> None:
