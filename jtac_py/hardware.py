@@ -256,15 +256,14 @@ class FrankaArm:
         self.late_commands = late_commands
         self.device = None
         self._motion_finished = False
-        realtime = {
+        self._realtime = {
             "ignore": pylibfranka.RealtimeConfig.kIgnore,
             "enforce": pylibfranka.RealtimeConfig.kEnforce,
-        }
-        self._robot = _keeping_scheduling(lambda: pylibfranka.Robot(ip, realtime[realtime_config]))
+        }[realtime_config]
+        self._thresholds = thresholds
+        self._robot = None
         try:
-            self._robot.set_collision_behavior(*thresholds)
-            if self.use_estimated_wrench:
-                self._put_stiffness_frame_at_flange()
+            self._connect()
             self._new_device()
         except BaseException:
             self.close()
@@ -345,13 +344,21 @@ class FrankaArm:
 
     def automatic_error_recovery(self) -> None:
         """Clears the robot's error (Robot.automatic_error_recovery()) and gives the arm a new device; the
-        next ``Controller.start()`` on this arm starts the new motion. The Controller built on the old
+        next ``Controller.start()`` on this arm starts the new motion. After a dead link libfranka has
+        closed the connection: the arm connects again first. The Controller built on the old
         device must be stopped first; the old device lets go of libfranka's control (and with it the robot's
         single control slot), so that Controller may live on (its timing() and packet_trace() still answer)
         but cannot be started again."""
         self.finish_motion()  # a motion still running ends cleanly first
         self._release_motion()
-        self._robot.automatic_error_recovery()
+        try:
+            self._robot.automatic_error_recovery()
+        except self._plf.NetworkException:
+            # libfranka closes the connection when its UDP receive times out (a dead link): the
+            # robot's error, if any, is cleared on a new one.
+            self._robot = None
+            self._connect()
+            self._robot.automatic_error_recovery()
         self._new_device()
 
     def close(self) -> None:
@@ -379,6 +386,13 @@ class FrankaArm:
         )
 
     # ------------------------------------------------------------------------------------ internals
+    def _connect(self) -> None:
+        """Connects (pylibfranka.Robot), sets the collision behaviour and the stiffness frame."""
+        self._robot = _keeping_scheduling(lambda: self._plf.Robot(self.ip, self._realtime))
+        self._robot.set_collision_behavior(*self._thresholds)
+        if self.use_estimated_wrench:
+            self._put_stiffness_frame_at_flange()
+
     def _new_device(self) -> None:
         """A device for the next motion, which start_motion() starts once a hardware thread serves it."""
         self.device = _native.FrankaDevice(

@@ -31,13 +31,14 @@ bool all_finite(const JointArray& values) noexcept {
   return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
 }
 
-// Whether the state's echo is a history to continue from (finite) that our reference left.
-bool echo_disagrees(const DeviceState& state, const JointArray& reference_rad) noexcept {
-  if (!all_finite(state.q_d_rad) || !all_finite(state.dq_d_rad_s) || !all_finite(state.ddq_d_rad_s2)) {
+// Whether the robot's echoed q_d lies away from `reference_rad` (a non-finite echo never does: it is
+// no history to settle anything by).
+bool echo_disagrees(const JointArray& echo_rad, const JointArray& reference_rad) noexcept {
+  if (!all_finite(echo_rad)) {
     return false;
   }
   for (int i = 0; i < kNumJoints; ++i) {
-    if (!(std::abs(state.q_d_rad[i] - reference_rad[i]) <= kEchoToleranceRad)) {
+    if (!(std::abs(echo_rad[i] - reference_rad[i]) <= kEchoToleranceRad)) {
       return true;
     }
   }
@@ -156,6 +157,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   record.q_d_echo_rad = state_.q_d_rad;
   record.flags = 0;
   std::uint64_t step_periods = 1;
+  std::uint64_t periods_elapsed = 1;  // robot periods since the previous packet's state
   if (!started_) {
     limiter_.reset(state_.q_d_rad);
     matcher_.reset();
@@ -174,6 +176,8 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
       }
       return write_status;
     }
+    periods_elapsed = delta;
+    const MotionLimiter written = limiter_;  // the reference as our last command left it
     // The previous command went out on time and this reader came back after the next cycles had
     // passed (preempted between write and read): the states in between were published after the
     // write. Only the real-time thread's clock can tell; see the top of async_interface.hpp.
@@ -197,14 +201,8 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
         step_periods = delta;
       }
     }
-    // A robot that applies a late command on arrival has not answered ours yet while it is late:
-    // its echo predates it, so only then is the echo not the history to continue from.
-    const bool ours_in_flight =
-        config_.late_commands == LateCommands::kAppliedOnArrival && (delta > 1 || last_write_late_);
-    if (!ours_in_flight && echo_disagrees(state_, limiter_.q_rad())) {
-      bump(echo_resyncs_);
-      record.flags |= PacketRecord::kResynced;
-      limiter_.resync(state_.q_d_rad, state_.dq_d_rad_s, state_.ddq_d_rad_s2);
+    if (settle_by_echo(written, delta, record)) {
+      step_periods = 1;  // the reference is the robot's at this tick: one period to the next
     }
   }
   last_tick_ = state_.tick;
@@ -224,7 +222,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
     store_max(largest_command_gap_, packet_index - last_sample_packet_);
   }
 
-  matcher_.next(target_);
+  matcher_.next(target_, periods_elapsed);
   limiter_before_ = limiter_;
   bool limited = false;
   if (target_.hold) {
@@ -262,6 +260,35 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
     bump(device_errors_);
   }
   return write_status;
+}
+
+bool AsyncInterface::settle_by_echo(const MotionLimiter& written, std::uint64_t delta,
+                                    PacketRecord& record) noexcept {
+  if (!echo_disagrees(state_.q_d_rad, limiter_.q_rad())) {
+    return false;
+  }
+  // The two histories the robot can have for this tick: our last command applied and the cycles
+  // after it substituted, or that command lost (dropped late, or lost on the wire) and every cycle
+  // since the one before substituted. The echo (q_d: what the robot applied at this tick) names one.
+  // A robot that applies late commands on arrival (franka-sim) may show a substitute for a command
+  // still on its way, and rewinds it when the command lands: there only the first history counts.
+  MotionLimiter applied = written;
+  applied.extrapolate(delta - 1);
+  MotionLimiter substituted = limiter_before_;
+  substituted.extrapolate(delta);
+  const bool may_drop = config_.late_commands == LateCommands::kDropped;
+  if (!echo_disagrees(state_.q_d_rad, applied.q_rad())) {
+    limiter_ = applied;
+  } else if (may_drop && !echo_disagrees(state_.q_d_rad, substituted.q_rad())) {
+    limiter_ = substituted;
+  } else {
+    // Neither: an echo that lags our commands by a cycle (franka-sim publishes a state before a
+    // command that lands late in its cycle). The tick handling's continuation stands.
+    return false;
+  }
+  bump(echo_resyncs_);
+  record.flags |= PacketRecord::kResynced;
+  return true;
 }
 
 bool AsyncInterface::latest_state(DeviceState& state) noexcept {

@@ -67,13 +67,6 @@ void MotionLimiter::reset(const JointArray& q_rad) noexcept {
   a_.fill(0.0);
 }
 
-void MotionLimiter::resync(const JointArray& q_rad, const JointArray& dq_rad_s,
-                           const JointArray& ddq_rad_s2) noexcept {
-  q_ = q_rad;
-  v_ = dq_rad_s;
-  a_ = ddq_rad_s2;
-}
-
 void MotionLimiter::extrapolate(std::uint64_t periods) noexcept {
   // Franka's control substitutes each missed waypoint by keeping the acceleration constant and
   // integrating (v += a·T, then q += v·T); the same here keeps our reference on the robot's.
@@ -293,14 +286,15 @@ bool RateMatcher::on_sample(const CommandSample& sample, const JointArray& q_d_e
   return true;
 }
 
-void RateMatcher::next(RateTarget& target) noexcept {
-  ++packets_;
+void RateMatcher::next(RateTarget& target, std::uint64_t periods) noexcept {
+  periods = std::max<std::uint64_t>(periods, 1);
+  packets_ += periods;
   if (!has_sample_) {
     target.hold = true;
     holding_ = true;
     return;
   }
-  ++since_sample_;
+  since_sample_ += periods;
   const double k = static_cast<double>(since_sample_);
   const double T = config_.period_s;
   if (k > config_.hold_after_intervals * delay_packets_) {

@@ -12,6 +12,10 @@ talk to it over TCP 1337 + UDP like to a real FR3, through pylibfranka.
   Has `.ip`, `.port`, `.log_path`, `.startup_s`, `.enforce_comm_constraints`, `.enforce_motion_limits`.
 - `franka_robot`: a `pylibfranka.Robot(ip, RealtimeConfig.kIgnore)` connected to `franka_sim`,
   recovered from any reflex (`automatic_error_recovery`) before and after the test.
+- `@pytest.mark.franka_sim(probe=True)` and/or `faults="loss=1% seed=3"` give the test a server of its
+  own, started for it and stopped after it, with the robot-side probe (`franka_sim.probe_path`,
+  `franka_sim.probe_events()`; helpers `move_to_first_command_ms` and `commands_lost` in sim_server)
+  and/or the fault injector on its UDP link (`franka_sim.restore_link()` repairs a `dead@` link).
 
 A failing test that used the server gets the tail of the server's log in its report; the whole log
 stays in pytest's tmp directory (`franka_sim.log_path`).
@@ -34,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from sim_server import PROBE_FLUSH_S, ProbeEvent, parse_faults, read_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_SIM = Path(os.environ.get("JTAC_VENV_SIM", ROOT / ".venv-sim"))
@@ -55,13 +60,19 @@ CONNECT_WATCHDOG_S = 60.0
 LOG_TAIL_LINES = 60
 MARKER = "franka_sim"
 _LOG_NUMBERS = itertools.count(1)
+# The pool's servers take address slots 0-3 (one per enforcement setting); a test's own server (probe
+# or faults) takes one of the next eight in turn, so that a just-stopped server's TIME_WAIT
+# connections on 1337 never make the next one move.
+_DEDICATED_SLOTS = itertools.cycle(range(4, 12))
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(enforce_comm_constraints=True, enforce_motion_limits=True): talks to franka-sim "
-        "(scripts/setup_franka_sim.sh); the keyword arguments switch the server's enforcement for the test",
+        f"{MARKER}(enforce_comm_constraints=True, enforce_motion_limits=True, probe=False, faults=''): talks "
+        "to franka-sim (scripts/setup_franka_sim.sh); the keyword arguments switch the server's enforcement "
+        "for the test; probe=True or faults='...' give the test a server of its own with the robot-side "
+        "probe and/or the fault injector on its UDP link",
     )
 
 
@@ -119,6 +130,19 @@ class FrankaSim:
     process: subprocess.Popen = field(repr=False)
     startup_s: float = 0.0
     restarts: int = 0
+    probe_path: Path | None = None  # the robot-side probe's JSON lines (probe=True)
+    faults: str = ""  # the fault spec on the server's UDP link (sim_server.parse_faults)
+
+    def probe_events(self) -> list[ProbeEvent]:
+        """The probe's events so far, in time order (after the writer's next flush)."""
+        if self.probe_path is None:
+            raise RuntimeError(f"franka-sim {self.ip} runs without the probe: mark the test probe=True")
+        time.sleep(3 * PROBE_FLUSH_S)
+        return read_probe(self.probe_path)
+
+    def restore_link(self) -> None:
+        """Repair a dead@ link (SIGUSR1 to the launcher): datagrams pass again, on every session."""
+        self.process.send_signal(signal.SIGUSR1)
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
         try:
@@ -147,9 +171,15 @@ def _server_to_fifo() -> None:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(SERVER_FIFO_PRIORITY))
 
 
-def _start_server(log_dir: Path, slot: int, comm: bool, motion: bool) -> FrankaSim:
+def _start_server(
+    log_dir: Path, slot: int, comm: bool, motion: bool, probe: bool = False, faults: str = ""
+) -> FrankaSim:
     flags = [] if comm else ["--no-enforce-comm-constraints"]
     flags += [] if motion else ["--no-enforce-motion-limits"]
+    number = next(_LOG_NUMBERS)
+    probe_path = log_dir / f"franka_sim_{number}_probe.jsonl" if probe else None
+    flags += ["--probe", str(probe_path)] if probe_path else []
+    flags += ["--faults", faults] if faults else []
     env = dict(os.environ, FR3_MJCF=str(MODEL), PYTHONUNBUFFERED="1")
     # The launcher takes enforcement from its flags; franka-sim's own switches must not override them.
     for name in ("FRANKA_SIM_ENFORCE_COMM_CONSTRAINTS", "FRANKA_SIM_ENFORCE_MOTION_LIMITS", "PYTHONPATH"):
@@ -159,7 +189,7 @@ def _start_server(log_dir: Path, slot: int, comm: bool, motion: bool) -> FrankaS
         if not _port_free(ip, FCI_PORT):
             failures.append(f"{ip}:{FCI_PORT} in use")
             continue
-        log_path = log_dir / f"franka_sim_{next(_LOG_NUMBERS)}_{ip}.log"
+        log_path = log_dir / f"franka_sim_{number}_{ip}.log"
         cmd = [str(SIM_PYTHON), str(SIM_SERVER), "--host", ip, "--parent-pid", str(os.getpid()), *flags]
         t0 = time.monotonic()
         with open(log_path, "wb") as log:
@@ -175,7 +205,7 @@ def _start_server(log_dir: Path, slot: int, comm: bool, motion: bool) -> FrankaS
                 "under load its command receiver can be starved into communication_constraints_violation",
                 stacklevel=1,
             )
-        sim = FrankaSim(ip, FCI_PORT, comm, motion, log_path, process)
+        sim = FrankaSim(ip, FCI_PORT, comm, motion, log_path, process, probe_path=probe_path, faults=faults)
         while True:
             text = log_path.read_text(errors="replace")
             if any(line.startswith("READY ") for line in text.splitlines()):
@@ -225,6 +255,11 @@ class FrankaSimPool:
         self.servers[key] = fresh
         return fresh
 
+    def dedicated(self, comm: bool, motion: bool, probe: bool, faults: str) -> FrankaSim:
+        """A server for one test only (the caller stops it): probe and faults need a fresh process, whose
+        probe holds nothing but this test's events and whose timed faults count from its first command."""
+        return _start_server(self.log_dir, next(_DEDICATED_SLOTS), comm, motion, probe, faults)
+
     def stop_all(self) -> None:
         for sim in self.servers.values():
             sim.stop()
@@ -245,21 +280,34 @@ def franka_sim_pool(tmp_path_factory, franka_sim_python):
     pool.stop_all()
 
 
-def _enforcement(request) -> dict[str, bool]:
-    settings = {"enforce_comm_constraints": True, "enforce_motion_limits": True}
+def _marker_settings(request) -> dict:
+    settings = {"enforce_comm_constraints": True, "enforce_motion_limits": True, "probe": False, "faults": ""}
     # Closest marker last, so a test's own marker overrides its module's.
     for marker in reversed(list(request.node.iter_markers(MARKER))):
         unknown = set(marker.kwargs) - set(settings)
         if unknown or marker.args:
             raise pytest.UsageError(f"@pytest.mark.{MARKER} takes only {sorted(settings)} as keywords")
         settings.update(marker.kwargs)
+    try:
+        parse_faults(settings["faults"])
+    except ValueError as exc:
+        raise pytest.UsageError(f"@pytest.mark.{MARKER}(faults={settings['faults']!r}): {exc}") from exc
     return settings
 
 
 @pytest.fixture
-def franka_sim(request, franka_sim_pool) -> FrankaSim:
-    """The franka-sim server for this test (a session-lived process; see the module docstring)."""
-    sim = franka_sim_pool.get(**_enforcement(request))
+def franka_sim(request, franka_sim_pool):
+    """The franka-sim server for this test (a session-lived process, or one of its own with probe or
+    faults; see the module docstring)."""
+    settings = _marker_settings(request)
+    comm, motion = settings["enforce_comm_constraints"], settings["enforce_motion_limits"]
+    if settings["probe"] or settings["faults"]:
+        sim = franka_sim_pool.dedicated(comm, motion, bool(settings["probe"]), settings["faults"])
+        request.node.franka_sim_dedicated = sim
+        yield sim
+        sim.stop()
+        return
+    sim = franka_sim_pool.get(comm, motion)
     # franka-sim serves one client at a time, and libfranka waits for ever (holding the GIL) on a
     # server that is busy: a client leaked by an earlier test (a Robot kept alive by a traceback) is
     # ended by restarting the server.
@@ -270,7 +318,7 @@ def franka_sim(request, franka_sim_pool) -> FrankaSim:
             file=sys.stderr,
         )
         sim = franka_sim_pool.restart(sim)
-    return sim
+    yield sim
 
 
 def _connect(pylibfranka, sim: FrankaSim):
@@ -312,7 +360,9 @@ def pytest_runtest_makereport(item, call):
     report = yield
     if report.failed:
         pool = getattr(item, "funcargs", {}).get("franka_sim_pool")
-        for sim in pool.servers.values() if pool else ():
+        servers = list(pool.servers.values()) if pool else []
+        dedicated = getattr(item, "franka_sim_dedicated", None)
+        for sim in [*servers, *([dedicated] if dedicated else [])]:
             report.sections.append(
                 (f"franka-sim {sim.ip} log tail ({sim.log_path})", sim.log_tail()),
             )

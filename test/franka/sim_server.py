@@ -13,19 +13,47 @@ Network: loopback only, and checked. An audit hook refuses (with an exception, a
 hang on a machine without internet) every socket address outside the loopback range, every name
 lookup of a non-loopback host, any subprocess (robot_descriptions clones models with git) and the
 import of robot_descriptions itself: franka-sim must take its model from FR3_MJCF.
+
+Robot-side probe (``--probe PATH``): the server appends one JSON line per event to PATH, stamped with
+``time.monotonic_ns()`` of this process (CLOCK_MONOTONIC, the clock a client on this machine reads with
+``time.monotonic_ns()`` too). Events: ``probe_start``, ``session_start`` (a client's UDP session),
+``move_received`` / ``move_accepted`` / ``move_refused``, ``command`` (every command datagram as
+franka-sim's receiver takes it), ``state`` (every state datagram franka-sim sends, with franka-sim's
+own verdict ``lost`` on the cycle that state's tick closed while a motion is counted), ``motion_end``,
+and with faults ``dropped`` / ``delayed`` / ``fault``; ``probe_stop`` last. The format, and the
+readers ``read_probe``, ``move_to_first_command_ms`` and ``commands_lost`` (standard library only, so
+.venv's tests and benchmarks import them from here), are described in test/franka/README.md.
+
+Fault injection (``--faults SPEC``): seeded loss, delay, bursts, outages and a dead link on the UDP
+datagrams between franka-sim and the client (TCP passes untouched), in a proxy around franka-sim's UDP
+socket; ``parse_faults`` documents the language. SIGUSR1 repairs a dead link.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
+import heapq
 import ipaddress
+import itertools
+import json
 import logging
+import math
 import os
+import random
+import re
+import select
 import signal
+import socket
+import struct
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 T_START = time.monotonic()
 DEFAULT_MODEL = Path(__file__).resolve().parent / "fr3_nomesh.xml"
@@ -72,6 +100,870 @@ def _audit(event: str, args: tuple) -> None:
         raise NetworkRefusedError(f"{event} refused: the franka-sim server starts no processes")
 
 
+# ===================================================================================================
+# The fault language (parsed in both venvs: the fixture checks a marker's spec before it starts a server)
+
+STATE = "state"  # direction: franka-sim -> client
+COMMAND = "command"  # direction: client -> franka-sim
+DIRECTIONS = (STATE, COMMAND)
+
+_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_DURATION = r"(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s)"
+
+
+def _duration_ns(text: str, what: str) -> int:
+    match = re.fullmatch(_DURATION, text.strip())
+    if match is None:
+        raise ValueError(f"{what}: {text!r} is not a duration (a number with ns, us, ms or s)")
+    return round(float(match.group(1)) * _UNITS_NS[match.group(2)])
+
+
+@dataclass(frozen=True)
+class DirectionFaults:
+    """Faults of one direction of the UDP exchange."""
+
+    delay_ns: int = 0  # mean added delay [ns]
+    jitter_ns: int = 0  # the delay is uniform in [delay - jitter, delay + jitter], never below 0 [ns]
+    loss: float = 0.0  # probability that a datagram is lost, independently per datagram
+    burst_datagrams: int = 0  # consecutive datagrams lost once per burst period
+    burst_period_ns: int = 0  # [ns]; the first burst starts one period after the first command
+
+    @property
+    def delays(self) -> bool:
+        return self.delay_ns > 0 or self.jitter_ns > 0
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    """A parsed --faults SPEC; times of the timed faults count from the first command datagram."""
+
+    text: str = ""
+    state: DirectionFaults = DirectionFaults()
+    command: DirectionFaults = DirectionFaults()
+    outages_ns: tuple[tuple[int, int], ...] = ()  # (start after the first command, length) [ns]
+    dead_after_ns: int | None = None  # the link dies this long after the first command [ns]
+    seed: int = 0
+
+    def direction(self, name: str) -> DirectionFaults:
+        return self.state if name == STATE else self.command
+
+
+def parse_faults(text: str) -> FaultSpec:
+    """Parse the fault language: items separated by commas or spaces.
+
+    - ``delay=0.3ms±0.2ms`` (also ``+-``): every datagram, both ways, delayed by a uniform
+      draw from [0.1, 0.5] ms; order is kept per direction. ``state_delay=`` / ``command_delay=``:
+      one direction.
+    - ``loss=1%``: every datagram, both ways, lost with probability 1 %, independently (seeded, one
+      random stream per direction). ``state_loss=`` / ``command_loss=``: one direction.
+    - ``burst=5states@1s`` (or ``commands``): 5 consecutive datagrams of that direction lost, once a
+      second, the first burst 1 s after the first command.
+    - ``outage=30ms@2s``: nothing passes either way for 30 ms, starting 2 s after the first command
+      (repeatable).
+    - ``dead@2s``: from 2 s after the first command nothing passes either way, on every session,
+      until the launcher gets SIGUSR1 (the link is repaired).
+    - ``seed=N``: the seed of the random draws (default 0).
+
+    Raises ValueError naming the item it does not understand.
+    """
+    spec: dict[str, Any] = {"text": text.strip(), "outages_ns": [], "dead_after_ns": None, "seed": 0}
+    per_direction: dict[str, dict[str, Any]] = {STATE: {}, COMMAND: {}}
+    for item in filter(None, re.split(r"[,\s]+", text.strip())):
+        key, sep, value = item.partition("=")
+        if item.startswith("dead@"):
+            spec["dead_after_ns"] = _duration_ns(item[len("dead@") :], item)
+            continue
+        if not sep:
+            raise ValueError(f"fault {item!r}: expected key=value or dead@<time>")
+        targets = {"state_": (STATE,), "command_": (COMMAND,)}
+        directions = DIRECTIONS
+        for prefix, only in targets.items():
+            if key.startswith(prefix):
+                key, directions = key[len(prefix) :], only
+        if key == "delay":
+            mean, _, jitter = value.replace("+-", "±").partition("±")
+            delay = {
+                "delay_ns": _duration_ns(mean, item),
+                "jitter_ns": _duration_ns(jitter, item) if jitter else 0,
+            }
+            for d in directions:
+                per_direction[d].update(delay)
+        elif key == "loss":
+            match = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)%", value)
+            if match is None or not 0.0 <= float(match.group(1)) <= 100.0:
+                raise ValueError(f"fault {item!r}: loss is a percentage, e.g. loss=1%")
+            for d in directions:
+                per_direction[d]["loss"] = float(match.group(1)) / 100.0
+        elif key == "burst" and directions == DIRECTIONS:
+            match = re.fullmatch(r"(\d+)\s*(states|commands)@(.+)", value)
+            if match is None or int(match.group(1)) < 1:
+                raise ValueError(f"fault {item!r}: expected burst=<N>states@<period> or <N>commands@<period>")
+            period_ns = _duration_ns(match.group(3), item)
+            if period_ns <= 0:
+                raise ValueError(f"fault {item!r}: the period must be positive")
+            d = STATE if match.group(2) == "states" else COMMAND
+            per_direction[d].update(burst_datagrams=int(match.group(1)), burst_period_ns=period_ns)
+        elif key == "outage" and directions == DIRECTIONS:
+            length, at, start = value.partition("@")
+            if not at:
+                raise ValueError(f"fault {item!r}: expected outage=<length>@<start>")
+            spec["outages_ns"].append((_duration_ns(start, item), _duration_ns(length, item)))
+        elif key == "seed" and directions == DIRECTIONS:
+            if not re.fullmatch(r"\d+", value):
+                raise ValueError(f"fault {item!r}: the seed is a non-negative integer")
+            spec["seed"] = int(value)
+        else:
+            raise ValueError(f"fault {item!r}: unknown (delay, loss, burst, outage, dead@, seed)")
+    spec["outages_ns"] = tuple(sorted(spec["outages_ns"]))
+    return FaultSpec(
+        state=DirectionFaults(**per_direction[STATE]),
+        command=DirectionFaults(**per_direction[COMMAND]),
+        **spec,
+    )
+
+
+# ===================================================================================================
+# Reading a probe file (any venv)
+
+
+@dataclass(frozen=True)
+class ProbeEvent:
+    """One line of a probe file; the fields an event does not have are None (``fields``: the whole line)."""
+
+    t_ns: int
+    event: str
+    message_id: int | None = None
+    motion_finished: bool | None = None
+    direction: str | None = None
+    cause: str | None = None
+    motion: int | None = None
+    lost: bool | None = None
+    fields: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+def read_probe(path: str | os.PathLike) -> list[ProbeEvent]:
+    """The events of a probe file in time order (a line still being written is skipped)."""
+    events = []
+    with open(path) as lines:
+        for line in lines:
+            if not line.endswith("\n"):
+                break
+            record = json.loads(line)
+            events.append(
+                ProbeEvent(
+                    t_ns=record["t_ns"],
+                    event=record["event"],
+                    message_id=record.get("message_id"),
+                    motion_finished=record.get("motion_finished"),
+                    direction=record.get("direction"),
+                    cause=record.get("cause"),
+                    motion=record.get("motion"),
+                    lost=record.get("lost"),
+                    fields=record,
+                )
+            )
+    # Threads append in the order they stamp, nearly; a stable sort makes it exact.
+    events.sort(key=lambda e: e.t_ns)
+    return events
+
+
+@dataclass(frozen=True)
+class MoveStart:
+    """One accepted Move and how long the robot waited for its first command."""
+
+    motion: int
+    accepted_t_ns: int
+    first_command_t_ns: int | None  # None: no command of this motion reached franka-sim
+    ms: float | None  # accepted -> first command [ms]
+    states_between: int  # state datagrams franka-sim sent meanwhile (each one a 1 ms cycle it waited)
+
+
+@dataclass(frozen=True)
+class MotionCycles:
+    """Communication cycles of one motion as the robot counts them."""
+
+    motion: int
+    first_command_t_ns: int | None
+    end_t_ns: int | None
+    end: str  # motion_end's reason ("finished", "aborted", ...), "open" when none was recorded
+    errors: tuple[str, ...]
+    cycles: int  # cycles counted (from the one the first command arrived in)
+    lost: int  # of those, cycles no command answered in time, from message ids and arrival times
+    max_consecutive_lost: int
+    lost_franka_sim: int  # franka-sim's own verdicts (the states' "lost" flags)
+
+
+def _motions(events: list[ProbeEvent]) -> Iterable[tuple[ProbeEvent, list[ProbeEvent]]]:
+    """(move_accepted, the events until the next move_accepted) per motion."""
+    starts = [i for i, e in enumerate(events) if e.event == "move_accepted"]
+    for k, i in enumerate(starts):
+        stop = starts[k + 1] if k + 1 < len(starts) else len(events)
+        yield events[i], events[i + 1 : stop]
+
+
+def _first_command(accepted: ProbeEvent, window: list[ProbeEvent]) -> int | None:
+    """Index in `window` of the motion's first command: the first one answering a state published after
+    the Move was accepted (a datagram still draining from the previous motion answers an older one)."""
+    last_state_id = accepted.fields.get("last_state_id", -1)
+    for i, e in enumerate(window):
+        if e.event == "motion_end" and e.motion == accepted.motion:
+            return None
+        if e.event == "command" and e.message_id is not None and e.message_id > last_state_id:
+            return i
+    return None
+
+
+def move_to_first_command_ms(events: list[ProbeEvent]) -> list[MoveStart]:
+    """For each accepted Move: the time from franka-sim switching its state to Move (``move_accepted``)
+    to the first command datagram of that motion reaching its receiver, and the states sent between."""
+    out = []
+    for accepted, window in _motions(events):
+        i = _first_command(accepted, window)
+        end = (
+            i
+            if i is not None
+            else next(
+                (k for k, e in enumerate(window) if e.event == "motion_end" and e.motion == accepted.motion),
+                len(window),
+            )
+        )
+        states = sum(1 for e in window[:end] if e.event == "state")
+        t_first = window[i].t_ns if i is not None else None
+        out.append(
+            MoveStart(
+                motion=accepted.motion or 0,
+                accepted_t_ns=accepted.t_ns,
+                first_command_t_ns=t_first,
+                ms=None if t_first is None else (t_first - accepted.t_ns) / 1e6,
+                states_between=states,
+            )
+        )
+    return out
+
+
+def commands_lost(events: list[ProbeEvent]) -> list[MotionCycles]:
+    """Per motion, the 1 ms cycles after its first command that no command answered in time, counted
+    the way franka-sim's CommConstraintTracker counts them (franka_sim/comm_constraints.py):
+
+    - a cycle is the interval between two state datagrams franka-sim sends (cycle space, not wall
+      clock: a server that sends late stretches the cycle);
+    - the cycle opened by the state with id N is answered if a command echoing N arrives before the
+      next state is sent; an older id (a late answer) or none at all is a lost cycle;
+    - counting starts with the cycle in which the motion's first command arrives (franka-sim arms its
+      tracker there: the states of the Move before any command are never charged) and ends with the
+      last cycle a state closed before the motion ended; a communication_constraints_violation is
+      raised by the tick that closes the 20th lost cycle, which is counted.
+
+    ``lost_franka_sim`` counts franka-sim's own verdicts (the ``lost`` flags the probe copies from its
+    tracker onto the next state) for comparison; the two differ only when a command and a tick race
+    within microseconds.
+    """
+    out = []
+    for accepted, window in _motions(events):
+        end_i = next(
+            (k for k, e in enumerate(window) if e.event == "motion_end" and e.motion == accepted.motion),
+            None,
+        )
+        end = window[end_i] if end_i is not None else None
+        errors = tuple(end.fields.get("errors", ())) if end else ()
+        lost_franka_sim = sum(1 for e in window if e.event == "state" and e.lost)
+        i = _first_command(accepted, window)
+        end_t_ns = end.t_ns if end else None
+        end_reason = end.fields["reason"] if end else "open"
+        if i is None:
+            out.append(
+                MotionCycles(
+                    accepted.motion or 0, None, end_t_ns, end_reason, errors, 0, 0, 0, lost_franka_sim
+                )
+            )
+            continue
+        t_first = window[i].t_ns
+        t_end = end.t_ns if end else math.inf
+        states = [e for e in window if e.event == "state"]
+        answers: dict[int, list[int]] = collections.defaultdict(list)
+        for e in window:
+            if e.event == "command" and not e.motion_finished and e.message_id is not None:
+                answers[e.message_id].append(e.t_ns)
+        # The cycle in which the first command arrived: opened by the last state sent before it.
+        k0 = max((k for k, s in enumerate(states) if s.t_ns <= t_first), default=None)
+        if k0 is None:
+            k0 = 0
+        closing = [k for k in range(k0 + 1, len(states)) if states[k].t_ns < t_end]
+        if end is not None and "communication_constraints_violation" in errors:
+            after = next((k for k in range(k0 + 1, len(states)) if states[k].t_ns >= t_end), None)
+            if after is not None:
+                closing.append(after)
+        lost = run = worst = 0
+        for k in closing:
+            opened, closed = states[k - 1], states[k]
+            answered = any(opened.t_ns <= t < closed.t_ns for t in answers.get(opened.message_id, ()))
+            if answered:
+                run = 0
+            else:
+                lost += 1
+                run += 1
+                worst = max(worst, run)
+        out.append(
+            MotionCycles(
+                motion=accepted.motion or 0,
+                first_command_t_ns=t_first,
+                end_t_ns=end_t_ns,
+                end=end_reason,
+                errors=errors,
+                cycles=len(closing),
+                lost=lost,
+                max_consecutive_lost=worst,
+                lost_franka_sim=lost_franka_sim,
+            )
+        )
+    return out
+
+
+# ===================================================================================================
+# The probe and the fault injector (run inside the server)
+
+
+class _PerThread(threading.local):
+    # franka-sim's publish thread stores the outcome of the tick it just ran here; the state datagram it
+    # sends next carries the verdict (ticks and sends happen on that one thread, in that order).
+    outcome: Any = None
+    # _abort_with_error runs _engage_idle_hold inside it: the errors being latched, for motion_end.
+    errors: list[str] | None = None
+
+
+_TICK = _PerThread()
+_ABORT = _PerThread()
+
+_COMMAND_SIZE = 8 + (7 * 8 + 7 * 8 + 16 * 8 + 6 * 8 + 2 * 8 + 1 + 1) + (7 * 8 + 1)  # RobotCommand
+_MOTION_FINISHED_AT = 8 + 7 * 8 + 7 * 8 + 16 * 8 + 6 * 8 + 2 * 8 + 1  # motion_generation_finished
+_TORQUE_FINISHED_AT = _COMMAND_SIZE - 1  # torque_command_finished
+PROBE_FLUSH_S = 0.01  # the writer thread's period: a reader sees an event at most this much later
+# The delay line wakes early by the median lateness of its timed waits, tracked in steps of
+# LEAD_STEP_NS (a running median) up to MAX_LEAD_NS: the late tail is the GIL and the CPU, not the timer.
+LEAD_STEP_NS = 2_000
+MAX_LEAD_NS = 200_000
+
+
+def _command_fields(data: bytes) -> tuple[int, bool]:
+    """(message_id, finished) of a RobotCommand datagram; (-1, False) for one of another size."""
+    if len(data) != _COMMAND_SIZE:
+        return -1, False
+    return int.from_bytes(data[:8], "little"), bool(data[_MOTION_FINISHED_AT] or data[_TORQUE_FINISHED_AT])
+
+
+def _raise_thread_priority(by: int = 1) -> None:
+    """SCHED_FIFO one above the process's where the process runs at SCHED_FIFO (the harness starts it
+    at 50): the delay line must wake on time, and it only ever sleeps or moves a datagram."""
+    with contextlib.suppress(OSError):  # not allowed: the thread keeps the process's policy
+        if os.sched_getscheduler(0) == os.SCHED_FIFO:
+            priority = os.sched_getparam(0).sched_priority + by
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+
+
+class Probe:
+    """JSON lines to a file, written by a thread of its own every PROBE_FLUSH_S.
+
+    The 1 kHz paths only append a tuple to a deque (no formatting, no I/O, no lock beyond the GIL's
+    atomic append); the writer formats and writes in batches. ``t_ns`` is a moment the caller took, so
+    what is stamped is when the datagram passed, not when the line was written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._queue: collections.deque = collections.deque()
+        self._file = open(path, "a", buffering=1 << 16)  # noqa: SIM115 - closed in close()
+        self._stop = threading.Event()
+        self._records = 0
+        self._writer_cpu_s = 0.0
+        self._thread = threading.Thread(target=self._write_loop, name="probe-writer", daemon=True)
+        self._thread.start()
+
+    def state(self, t_ns: int, message_id: int, lost: bool | None) -> None:
+        self._queue.append((t_ns, STATE, message_id, lost))
+
+    def command(self, t_ns: int, message_id: int, finished: bool) -> None:
+        self._queue.append((t_ns, COMMAND, message_id, finished))
+
+    def record(self, t_ns: int, event: str, **fields: Any) -> None:
+        self._queue.append((t_ns, event, fields, None))
+
+    def _line(self, item: tuple) -> str:
+        t_ns, event, a, b = item
+        if event == STATE:
+            verdict = "" if b is None else f',"lost":{"true" if b else "false"}'
+            return f'{{"t_ns":{t_ns},"event":"state","message_id":{a}{verdict}}}\n'
+        if event == COMMAND:
+            return (
+                f'{{"t_ns":{t_ns},"event":"command","message_id":{a},'
+                f'"motion_finished":{"true" if b else "false"}}}\n'
+            )
+        return json.dumps({"t_ns": t_ns, "event": event, **a}, separators=(",", ":")) + "\n"
+
+    def _drain(self) -> None:
+        n = len(self._queue)
+        if n:
+            lines = [self._line(self._queue.popleft()) for _ in range(n)]
+            self._file.write("".join(lines))
+            self._file.flush()
+            self._records += n
+
+    def _write_loop(self) -> None:
+        while not self._stop.wait(PROBE_FLUSH_S):
+            t0 = time.thread_time()
+            self._drain()
+            self._writer_cpu_s += time.thread_time() - t0
+
+    def close(self) -> None:
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        self.record(
+            time.monotonic_ns(), "probe_stop", records=self._records + len(self._queue) + 1,
+            writer_cpu_s=round(self._writer_cpu_s, 6),
+        )  # fmt: skip
+        self._drain()
+        self._file.close()
+
+
+class DelayLine:
+    """Sends datagrams at their due times, in due-time order, from one thread (SCHED_FIFO above the
+    server's where allowed). Each direction keeps its order: a datagram is never due before the one
+    ahead of it in its direction."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Callable[[int], None]]] = []
+        self._sequence = itertools.count()
+        self._last_due_ns: dict[str, int] = {}
+        self._wake = threading.Condition()
+        self._stop = False
+        self._lead_ns = 0
+        self._thread = threading.Thread(target=self._run, name="fault-delay-line", daemon=True)
+        self._thread.start()
+
+    def schedule(self, direction: str, due_ns: int, send: Callable[[int], None]) -> int:
+        """Queue send(t_ns) for due_ns (later if the direction's previous datagram is due later);
+        returns the due time used."""
+        with self._wake:
+            due_ns = max(due_ns, self._last_due_ns.get(direction, 0))
+            self._last_due_ns[direction] = due_ns
+            heapq.heappush(self._heap, (due_ns, next(self._sequence), send))
+            self._wake.notify()
+        return due_ns
+
+    def _run(self) -> None:
+        _raise_thread_priority()
+        while True:
+            with self._wake:
+                while not self._stop:
+                    if self._heap:
+                        # Wake early by the median lateness of the timed waits so far, so that the
+                        # datagrams leave on time at the median instead of ~50 µs late.
+                        wait_ns = self._heap[0][0] - self._lead_ns - time.monotonic_ns()
+                        if wait_ns <= 0:
+                            break
+                        woke = self._wake.wait(wait_ns * 1e-9)
+                        if not woke and self._heap:
+                            late_ns = time.monotonic_ns() - (self._heap[0][0] - self._lead_ns)
+                            step = LEAD_STEP_NS if late_ns > self._lead_ns else -LEAD_STEP_NS
+                            self._lead_ns = min(max(self._lead_ns + step, 0), MAX_LEAD_NS)
+                    else:
+                        self._wake.wait(0.1)
+                if self._stop:
+                    return
+                _, _, send = heapq.heappop(self._heap)
+            with contextlib.suppress(OSError):  # the session's socket closed while it was in flight
+                send(time.monotonic_ns())
+
+    def close(self) -> None:
+        with self._wake:
+            self._stop = True
+            self._wake.notify()
+        self._thread.join(timeout=2.0)
+
+
+class Link:
+    """The UDP link between franka-sim and its clients: the probe's records and the faults' decisions,
+    shared by every session of this process (the timed faults count from the first command ever)."""
+
+    def __init__(self, probe: Probe | None, faults: FaultSpec | None) -> None:
+        self.probe = probe
+        self.faults = faults or FaultSpec()
+        self._lock = threading.Lock()
+        seed = self.faults.seed
+        # One stream per direction and purpose: a direction's losses do not depend on the other
+        # direction's traffic, nor on whether delays are drawn too.
+        self._loss_rng = {d: random.Random(f"{seed}/{d}/loss") for d in DIRECTIONS}
+        self._delay_rng = {d: random.Random(f"{seed}/{d}/delay") for d in DIRECTIONS}
+        self._anchor_ns: int | None = None
+        self._dead = False
+        self._repaired = False
+        self._outages_announced: set[int] = set()
+        self._burst_next_ns = {d: self.faults.direction(d).burst_period_ns for d in DIRECTIONS}
+        self._burst_left = dict.fromkeys(DIRECTIONS, 0)
+        # Probe only: the datagrams go straight through, no lock and no draws on the 1 kHz paths.
+        self.faulty = faults is not None
+        needs_line = any(self.faults.direction(d).delays for d in DIRECTIONS)
+        self.delay_line = DelayLine() if needs_line else None
+        self.command_delays = self.faults.command.delays
+
+    # ------------------------------------------------------------------------------------ probe
+    def record(self, event: str, t_ns: int | None = None, **fields: Any) -> None:
+        if self.probe is not None:
+            self.probe.record(time.monotonic_ns() if t_ns is None else t_ns, event, **fields)
+
+    def close(self) -> None:
+        if self.delay_line is not None:
+            self.delay_line.close()
+        if self.probe is not None:
+            self.probe.close()
+
+    # ------------------------------------------------------------------------------------ faults
+    def repair(self) -> None:
+        """The dead link works again (SIGUSR1), and stays up (a dead@ not reached yet never comes)."""
+        with self._lock:
+            was_dead = self._dead
+            self._dead = False
+            self._repaired = True
+        self.record("fault", kind="repaired", was_dead=was_dead)
+
+    def _blocked_locked(self, t_ns: int) -> str | None:
+        """'dead' or 'outage' if nothing passes at t_ns, else None (announces each fault once)."""
+        if self._dead:
+            return "dead"
+        if self._anchor_ns is None:
+            return None
+        elapsed = t_ns - self._anchor_ns
+        dead_after = self.faults.dead_after_ns
+        if dead_after is not None and not self._repaired and elapsed >= dead_after:
+            self._dead = True
+            self.record("fault", t_ns=self._anchor_ns + dead_after, kind="dead")
+            return "dead"
+        for k, (start, length) in enumerate(self.faults.outages_ns):
+            if start <= elapsed < start + length:
+                if k not in self._outages_announced:
+                    self._outages_announced.add(k)
+                    t0 = self._anchor_ns + start
+                    self.record("fault", t_ns=t0, kind="outage", start_t_ns=t0, end_t_ns=t0 + length)
+                return "outage"
+        return None
+
+    def _fate_locked(self, direction: str, t_ns: int) -> tuple[str | None, int]:
+        """(why the datagram is lost or None, the delay to add [ns]) for a datagram entering at t_ns."""
+        faults = self.faults.direction(direction)
+        # Drawn for every datagram, first, so that the seeded sequences do not depend on the others.
+        lost = faults.loss > 0.0 and self._loss_rng[direction].random() < faults.loss
+        delay_ns = 0
+        if faults.delays:
+            low = max(0, faults.delay_ns - faults.jitter_ns)
+            delay_ns = round(self._delay_rng[direction].uniform(low, faults.delay_ns + faults.jitter_ns))
+        cause = self._blocked_locked(t_ns)
+        if cause is None and faults.burst_datagrams and self._anchor_ns is not None:
+            elapsed = t_ns - self._anchor_ns
+            if elapsed >= self._burst_next_ns[direction]:
+                period = faults.burst_period_ns
+                start = self._burst_next_ns[direction]
+                self._burst_next_ns[direction] += period * (1 + (elapsed - start) // period)
+                self._burst_left[direction] = faults.burst_datagrams
+                self.record(
+                    "fault", t_ns=t_ns, kind="burst", direction=direction, datagrams=faults.burst_datagrams
+                )
+            if self._burst_left[direction] > 0:
+                self._burst_left[direction] -= 1
+                cause = "burst"
+        if cause is None and lost:
+            cause = "loss"
+        return cause, delay_ns
+
+    def _arm_locked(self, t_ns: int) -> None:
+        if self._anchor_ns is None:
+            self._anchor_ns = t_ns
+            if not self.faults.text:
+                return
+            f = self.faults
+            self.record(
+                "fault", t_ns=t_ns, kind="armed", spec=f.text,
+                dead_t_ns=None if f.dead_after_ns is None else t_ns + f.dead_after_ns,
+                outages=[[t_ns + start, t_ns + start + length] for start, length in f.outages_ns],
+            )  # fmt: skip
+
+    # ------------------------------------------------------------------------------------ datagrams
+    def state_out(self, raw: socket.socket, data: bytes, address: Any) -> None:
+        """franka-sim sends a state: record it, then send it now, later or never."""
+        t_ns = time.monotonic_ns()
+        message_id = int.from_bytes(data[:8], "little")
+        outcome, _TICK.outcome = _TICK.outcome, None
+        if self.probe is not None:
+            self.probe.state(
+                t_ns, message_id, outcome.lost if outcome is not None and outcome.active else None
+            )
+        if not self.faulty:
+            raw.sendto(data, address)
+            return
+        with self._lock:
+            cause, delay_ns = self._fate_locked(STATE, t_ns)
+        if cause is not None:
+            self.record("dropped", t_ns=t_ns, direction=STATE, message_id=message_id, cause=cause)
+            return
+        if not self.faults.state.delays:
+            raw.sendto(data, address)
+            return
+
+        def send(now_ns: int) -> None:
+            with self._lock:
+                cause = self._blocked_locked(now_ns)
+            if cause is not None:
+                self.record("dropped", t_ns=now_ns, direction=STATE, message_id=message_id, cause=cause)
+                return
+            raw.sendto(data, address)
+            self.record(
+                "delayed",
+                t_ns=now_ns,
+                direction=STATE,
+                message_id=message_id,
+                wire_t_ns=t_ns,
+                planned_ns=delay_ns,
+            )
+
+        self.delay_line.schedule(STATE, t_ns + delay_ns, send)
+
+    def command_in(self, t_ns: int, data: bytes) -> tuple[str | None, int]:
+        """A command datagram came off the wire at t_ns: (why it is lost or None, delay [ns])."""
+        if not self.faulty:
+            return None, 0
+        with self._lock:
+            self._arm_locked(t_ns)
+            cause, delay_ns = self._fate_locked(COMMAND, t_ns)
+        if cause is not None:
+            self.record(
+                "dropped", t_ns=t_ns, direction=COMMAND, message_id=_command_fields(data)[0], cause=cause
+            )
+        return cause, delay_ns
+
+    def command_delivered(self, now_ns: int) -> str | None:
+        """A delayed command is due: 'dead' / 'outage' if it must still be dropped."""
+        with self._lock:
+            return self._blocked_locked(now_ns)
+
+
+class ProbedUdpSocket:
+    """franka-sim's UDP socket with the probe and the faults in between.
+
+    franka-sim keeps the object and compares it by identity (``udp_socket is self.udp_socket`` in
+    ``_handle_commands``), polls ``fileno()`` (its receiver and its drain gate) and reads ``_closed``;
+    the proxy is one object per session, so identity holds, and the descriptor it hands out is the one
+    datagrams for franka-sim really arrive on:
+
+    - without command delays, the socket's own: ``recvfrom`` skips a dropped datagram, takes the next
+      one if it is already queued and otherwise raises BlockingIOError, which franka-sim's receiver
+      treats as "nothing this time" (it never sees a wrong-size datagram, nor waits for one);
+    - with command delays, one end of an AF_UNIX datagram socketpair: a pump thread takes the client's
+      datagrams off the UDP socket and the delay line writes each into the pair when it is due, so
+      franka-sim's poll (and its drain gate) see a command only once it has "arrived".
+    """
+
+    def __init__(self, raw: socket.socket, link: Link) -> None:
+        self._raw = raw
+        self._link = link
+        self._pair: tuple[socket.socket, socket.socket] | None = None
+        self._senders: collections.deque = collections.deque()
+        self._closing = False
+        if link.command_delays:
+            self._pair = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+            threading.Thread(target=self._pump, name="fault-command-pump", daemon=True).start()
+
+    # ---- what franka-sim uses
+    @property
+    def _closed(self) -> bool:
+        return self._raw._closed
+
+    def fileno(self) -> int:
+        return self._pair[0].fileno() if self._pair is not None else self._raw.fileno()
+
+    def sendto(self, data: bytes, address: Any) -> int:
+        self._link.state_out(self._raw, data, address)
+        return len(data)
+
+    def recvfrom(self, bufsize: int, flags: int = 0) -> tuple[bytes, Any]:
+        if self._pair is not None:
+            data = self._pair[0].recv(bufsize, flags)
+            address = self._senders.popleft()
+        else:
+            while True:
+                data, address = self._raw.recvfrom(bufsize, flags)
+                cause, _ = self._link.command_in(time.monotonic_ns(), data)
+                if cause is None:
+                    break
+                # Skip it: the next one if it is queued already, else BlockingIOError ("nothing").
+                flags |= socket.MSG_DONTWAIT
+        if self._link.probe is not None:
+            message_id, finished = _command_fields(data)
+            self._link.probe.command(time.monotonic_ns(), message_id, finished)
+        return data, address
+
+    def close(self) -> None:
+        self._closing = True
+        if self._pair is not None:
+            for end in self._pair:
+                end.close()
+        self._raw.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+    # ---- command delays
+    def _pump(self) -> None:
+        _raise_thread_priority()
+        poller = select.poll()
+        poller.register(self._raw.fileno(), select.POLLIN)
+        while not self._closing:
+            try:
+                if not poller.poll(50):
+                    continue
+                data, address = self._raw.recvfrom(65536, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+            except (OSError, ValueError):
+                return  # closed
+            t_ns = time.monotonic_ns()
+            cause, delay_ns = self._link.command_in(t_ns, data)
+            if cause is None:
+                self._link.delay_line.schedule(
+                    COMMAND, t_ns + delay_ns, self._deliver(data, address, t_ns, delay_ns)
+                )
+
+    def _deliver(self, data: bytes, address: Any, wire_t_ns: int, delay_ns: int) -> Callable[[int], None]:
+        def send(now_ns: int) -> None:
+            message_id = _command_fields(data)[0]
+            cause = self._link.command_delivered(now_ns)
+            if cause is not None:
+                self._link.record(
+                    "dropped", t_ns=now_ns, direction=COMMAND, message_id=message_id, cause=cause
+                )
+                return
+            if self._closing:
+                return
+            self._senders.append(address)
+            self._pair[1].send(data)
+            self._link.record(
+                "delayed", t_ns=now_ns, direction=COMMAND, message_id=message_id, wire_t_ns=wire_t_ns,
+                planned_ns=delay_ns,
+            )  # fmt: skip
+
+        return send
+
+
+def probed_server_class(base: type, link: Link) -> type:
+    """A subclass of franka-sim's server whose UDP sockets are ProbedUdpSockets and whose Move, abort
+    and motion-end paths report to the probe. franka-sim itself is not modified."""
+    from franka_sim.comm_constraints import COMMUNICATION_CONSTRAINTS_VIOLATION_INDEX
+    from franka_sim.franka_protocol import MoveCommand
+    from franka_sim.limits.tables import ERROR_NAMES
+
+    error_names = {
+        **ERROR_NAMES,
+        COMMUNICATION_CONSTRAINTS_VIOLATION_INDEX: "communication_constraints_violation",
+    }
+    end_reasons = {
+        "motion finished": "finished",
+        "preempted by a new Move": "preempted",
+        "StopMove": "stopped",
+    }
+
+    class ProbedFrankaSimServer(base):
+        _probe_motion = 0  # the motion a move_accepted opened and no motion_end closed yet
+
+        # franka-sim assigns self.udp_socket (a new socket per session) and self.comm (a new tracker
+        # per session) in several places; properties catch every assignment.
+        @property
+        def udp_socket(self) -> Any:
+            return self.__dict__.get("_probed_udp_socket")
+
+        @udp_socket.setter
+        def udp_socket(self, sock: Any) -> None:
+            if sock is not None and not isinstance(sock, ProbedUdpSocket):
+                sock = ProbedUdpSocket(sock, link)
+            self.__dict__["_probed_udp_socket"] = sock
+
+        @property
+        def comm(self) -> Any:
+            return self.__dict__.get("_probed_comm")
+
+        @comm.setter
+        def comm(self, tracker: Any) -> None:
+            if tracker is not None:
+                self._watch(tracker)
+            self.__dict__["_probed_comm"] = tracker
+
+        def _watch(self, tracker: Any) -> None:
+            tick, start_motion = tracker.tick, tracker.start_motion
+
+            def probed_tick(published_id: int) -> Any:
+                outcome = tick(published_id)
+                _TICK.outcome = outcome
+                return outcome
+
+            def probed_start_motion(motion_id: int = 0) -> None:
+                # handle_move_command calls this under its motion lock right after it switched the
+                # published modes to the Move's (a few µs earlier): from here on the robot expects a
+                # command every cycle.
+                link.record(
+                    "move_accepted", motion=motion_id, command_id=self.current_motion_id,
+                    last_state_id=self._last_published_message_id,
+                )  # fmt: skip
+                self._probe_motion = motion_id
+                start_motion(motion_id)
+
+            tracker.tick, tracker.start_motion = probed_tick, probed_start_motion
+
+        def start_robot_state_transmission(self, client_address: str, client_udp_port: int) -> None:
+            link.record("session_start", client=f"{client_address}:{client_udp_port}")
+            super().start_robot_state_transmission(client_address, client_udp_port)
+
+        def handle_move_command(self, client_socket: Any, header: Any, payload: bytes) -> None:
+            try:
+                move = MoveCommand.from_bytes(payload)
+                modes = {
+                    "controller_mode": move.controller_mode.name,
+                    "motion_generator_mode": move.motion_generator_mode.name,
+                }
+            except (ValueError, struct.error):  # franka-sim answers a malformed Move itself
+                modes = {}
+            link.record("move_received", command_id=header.command_id, **modes)
+            generation = self._motion_generation
+            super().handle_move_command(client_socket, header, payload)
+            if self._motion_generation == generation:
+                link.record("move_refused", command_id=header.command_id)
+
+        def _abort_with_error(self, error_index: Any, reason: str, motion_id: int = 0) -> None:
+            indices = (error_index,) if isinstance(error_index, int) else tuple(error_index)
+            _ABORT.errors = [error_names.get(i, f"error_{i}") for i in indices]
+            try:
+                super()._abort_with_error(error_index, reason, motion_id)
+            finally:
+                _ABORT.errors = None
+
+        def _engage_idle_hold(self, reason: str, motion_id: int | None = None) -> None:
+            motion = self._probe_motion
+            if motion and (motion_id is None or motion_id == motion):
+                self._probe_motion = 0
+                errors = _ABORT.errors
+                if errors:
+                    kind = "aborted"
+                elif reason.startswith(("client", "TCP")):
+                    kind = "disconnected"
+                else:
+                    kind = end_reasons.get(reason, reason)
+                link.record("motion_end", motion=motion, reason=kind, errors=errors or [], detail=reason)
+            super()._engage_idle_hold(reason, motion_id)
+
+    return ProbedFrankaSimServer
+
+
+# ===================================================================================================
+# The launcher
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--host", required=True, help="IPv4 address in 127.0.0.0/8 to bind")
@@ -93,6 +985,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=int,
         help="exit (SIGTERM) when this process, the one that started the server, dies",
     )
+    p.add_argument("--probe", type=Path, help="append the robot-side probe's JSON lines to this file")
+    p.add_argument("--faults", default="", help="fault injection on the UDP link (see parse_faults)")
     args = p.parse_args(argv)
     try:
         host = ipaddress.ip_address(args.host)
@@ -100,6 +994,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--host {args.host!r}: give a literal IPv4 address in {LOOPBACK}")
     if host not in LOOPBACK:  # not an `assert`: this check must survive python -O
         p.error(f"--host {args.host} is not in {LOOPBACK}: the server binds loopback only")
+    try:
+        args.fault_spec = parse_faults(args.faults) if args.faults.strip() else None
+    except ValueError as exc:
+        p.error(f"--faults: {exc}")
     return args
 
 
@@ -149,13 +1047,24 @@ def main(argv=None) -> int:
     print(
         f"sim_server: pid {os.getpid()} host {args.host}:{args.port} model {model} "
         f"enforce_comm_constraints={args.enforce_comm_constraints} "
-        f"enforce_motion_limits={args.enforce_motion_limits}",
+        f"enforce_motion_limits={args.enforce_motion_limits} "
+        f"probe={args.probe} faults={args.faults.strip()!r}",
         flush=True,
     )
 
     from franka_sim import FrankaSimServer
 
-    server = FrankaSimServer(
+    link = None
+    server_class = FrankaSimServer
+    if args.probe is not None or args.fault_spec is not None:
+        probe = Probe(args.probe) if args.probe is not None else None
+        link = Link(probe, args.fault_spec)
+        link.record("probe_start", pid=os.getpid(), faults=args.faults.strip(), seed=link.faults.seed)
+        server_class = probed_server_class(FrankaSimServer, link)
+        # SIGUSR1: the link is repaired (a dead@ fault ends); the fixture's restore_link() sends it.
+        signal.signal(signal.SIGUSR1, lambda _signum, _frame: link.repair())
+
+    server = server_class(
         host=args.host,
         port=args.port,
         enable_vis=False,
@@ -195,6 +1104,8 @@ def main(argv=None) -> int:
     finally:
         stop.set()
         server.stop()
+        if link is not None:
+            link.close()
     print("sim_server: stopped", flush=True)
     return 0
 

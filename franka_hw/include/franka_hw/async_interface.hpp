@@ -99,8 +99,9 @@ struct AsyncCounters {
   /// States read after the robot's next cycles had passed although the previous command went out on
   /// time (the reader preempted between write and read): the robot substituted the missed cycles.
   std::uint64_t late_reads = 0;
-  /// Packets whose echoed q_d disagreed with the reference (a command lost on the wire, dropped as
-  /// late, or substituted otherwise): the reference continued from the robot's echo.
+  /// Packets whose echoed q_d showed the robot's history for that tick was not the one the tick
+  /// handling assumed (a command lost on the wire or dropped as late; a lost state taken for a late
+  /// command): the reference continued from the history the echo named.
   std::uint64_t echo_resyncs = 0;
   std::uint64_t device_errors = 0;  ///< read/write calls that returned an error
   /// Largest wall-clock time between two consecutive device commands (write_once calls) since the
@@ -129,7 +130,7 @@ struct PacketRecord {
     kHeld = 8,           ///< no sample in force: the reference braked
     kLimited = 16,       ///< a limit shaped the command
     kLateRead = 32,      ///< read after missed cycles; the previous command was on time
-    kResynced = 64,      ///< the robot's echo disagreed with the reference: continued from the echo
+    kResynced = 64,      ///< the robot's echo named the other history for this tick: continued from it
   };
   std::uint64_t packet = 0;        ///< packet index since construction
   std::uint64_t tick = 0;          ///< the state's tick [device periods]
@@ -201,6 +202,9 @@ class AsyncInterface {
   void run() noexcept;
   /// One packet; `real_time`: called by the real-time thread (host-clock timing is meaningful).
   DeviceStatus packet(bool real_time) noexcept;
+  // Where the echoed q_d disagrees with the reference after the tick handling, takes whichever of
+  // the robot's two possible histories for this tick it names (see the .cpp); true if it did.
+  bool settle_by_echo(const MotionLimiter& written, std::uint64_t delta, PacketRecord& record) noexcept;
   void configure_thread() const;
 
   Device& device_;

@@ -123,11 +123,6 @@ class MotionLimiter {
   /// Real-time safe.
   void extrapolate(std::uint64_t periods) noexcept;
 
-  /// The reference at the robot's own state: position, velocity and acceleration as it reports
-  /// them (its echo q_d, dq_d, ddq_d: the backward differences it judges the next command by).
-  /// Real-time safe.
-  void resync(const JointArray& q_rad, const JointArray& dq_rad_s, const JointArray& ddq_rad_s2) noexcept;
-
   /// One step toward `q_target_rad` (where the reference should be after this step) moving at
   /// `dq_target_rad_s`. Returns true when a limit changed the result (a limiter activation).
   /// Non-finite targets are treated as braking. Real-time safe.
@@ -232,10 +227,13 @@ class RateMatcher {
   /// or anchor. Real-time safe.
   bool on_sample(const CommandSample& sample, const JointArray& q_d_echo_rad, std::uint64_t tick) noexcept;
 
-  /// The target of the next packet; advances the reference time by one period. Real-time safe.
-  void next(RateTarget& target) noexcept;
+  /// The target of the next packet; advances the reference time by `periods` device periods: one
+  /// per packet, more when the robot's time skipped (a lost or late-read state: the robot
+  /// substituted those cycles, and the reconstruction must not fall behind its clock).
+  /// Real-time safe.
+  void next(RateTarget& target, std::uint64_t periods = 1) noexcept;
 
-  /// Packets served (next() calls) since reset; the reference time is packets() · T.
+  /// Device periods the reference advanced since reset; the reference time is packets() · T.
   std::uint64_t packets() const noexcept { return packets_; }
   /// Reference time [s] = packets() · period_s, never host time.
   double reference_time_s() const noexcept { return static_cast<double>(packets_) * config_.period_s; }
