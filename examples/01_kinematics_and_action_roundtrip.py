@@ -119,7 +119,7 @@ def action_roundtrip(times, positions):
 
 def main():
     print("jtac demo: kinematics + ROS 2 action round trip. The simulated arm executing a trajectory")
-    print("with admittance becomes the demo once the control loop lands (issue #5).\n")
+    print("with admittance is the demo: examples/02_simulated_arm_with_admittance.py.\n")
     spec = robots.robot_spec(ROBOT)
     q_home = np.array(spec.q_home_rad)
     q_goal = q_home + np.array([0.4, -0.2, 0.0, 0.3, 0.0, 0.2, 0.0])

@@ -8,6 +8,12 @@ Subcommands (``jtac <command> --help`` for the options)::
     jtac tare FRAME                                           zero the F/T sensor of FRAME
     jtac time-scale [PERCENT]                                 set (or show) time_scale_percentage
     jtac state [--count N]                                    echo the controller state
+    jtac echo TOPIC [--count N]                               print a topic's messages (controller_state,
+                                                              joint_states, wrench/<frame>/raw, ...)
+    jtac param list [PREFIX] | get NAME... | set NAME VALUE   the node's parameters
+    jtac lifecycle get | set TRANSITION                       the node's lifecycle state, a transition
+    jtac list-controllers [--verbose]                         the controller, its type and state
+    jtac switch [--activate NAME] [--deactivate NAME]         activate / deactivate the controller
     jtac plot RECORD.npz [--out DIR]                          write the four plots of a recording
     jtac doctor [--robot-ip IP] [--seconds S] [--json]        can this machine hold the 1 kHz loop?
 
@@ -515,6 +521,338 @@ def _cmd_state(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ----------------------------------------------------------------------------------------------------- echo
+def _message_dict(msg: Any) -> Any:
+    """A ROS message as plain dicts, lists and numbers (what `ros2 topic echo` prints)."""
+    if hasattr(msg, "get_fields_and_field_types"):
+        return {name: _message_dict(getattr(msg, name)) for name in msg.get_fields_and_field_types()}
+    if isinstance(msg, list | tuple) or hasattr(msg, "tolist"):
+        values = msg.tolist() if hasattr(msg, "tolist") else list(msg)
+        return [_message_dict(v) for v in values]
+    if isinstance(msg, bytes):
+        return list(msg)
+    return msg
+
+
+def _topic_name(node: str, topic: str) -> str:
+    """`topic` as the node publishes it: absolute as given; joint_states and robot_description in the
+    node's namespace; anything else under the node (controller_state, wrench/<frame>/raw, ...)."""
+    if topic.startswith("/"):
+        return topic
+    namespace = node.rpartition("/")[0]
+    if topic in ("joint_states", "robot_description"):
+        return f"{namespace}/{topic}"
+    return f"{node}/{topic}"
+
+
+def _message_class(type_name: str) -> Any:
+    import importlib
+
+    package, kind, name = type_name.split("/")
+    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+
+def _cmd_echo(args: argparse.Namespace) -> int:
+    import yaml
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    topic = _topic_name(args.node, args.topic)
+    received = 0
+
+    def on_message(msg: Any) -> None:
+        nonlocal received
+        if args.count is None or received < args.count:
+            received += 1
+            print(yaml.safe_dump(_message_dict(msg), sort_keys=False, width=110).rstrip(), flush=True)
+            print("---", flush=True)
+
+    with _Ros("echo") as ros:
+        if not ros.wait_until(lambda: ros.node.count_publishers(topic) > 0, args.wait):
+            raise CliError(EXIT_USAGE, f"no publisher on {topic} — {_HINT}")
+        publishers = ros.node.get_publishers_info_by_topic(topic)
+        msg_type = _message_class(publishers[0].topic_type)
+        # A latched topic (robot_description) is read as latched; the rest best effort, which matches
+        # reliable and best-effort publishers alike.
+        latched = any(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in publishers)
+        qos = (
+            QoSProfile(
+                depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+            )
+            if latched
+            else QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+        )
+        ros.node.create_subscription(msg_type, topic, on_message, qos)
+        while args.count is None or received < args.count:
+            ros.executor.spin_once(timeout_sec=_SPIN_STEP_S)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------------- param
+def _parameter_text(value: Any) -> str:
+    """A ParameterValue as text: the value of its type (lists as YAML flow sequences)."""
+    from rcl_interfaces.msg import ParameterType as T
+
+    fields = {
+        T.PARAMETER_BOOL: "bool_value",
+        T.PARAMETER_INTEGER: "integer_value",
+        T.PARAMETER_DOUBLE: "double_value",
+        T.PARAMETER_STRING: "string_value",
+        T.PARAMETER_BYTE_ARRAY: "byte_array_value",
+        T.PARAMETER_BOOL_ARRAY: "bool_array_value",
+        T.PARAMETER_INTEGER_ARRAY: "integer_array_value",
+        T.PARAMETER_DOUBLE_ARRAY: "double_array_value",
+        T.PARAMETER_STRING_ARRAY: "string_array_value",
+    }
+    if value.type not in fields:
+        return "(not set)"
+    data = getattr(value, fields[value.type])
+    if isinstance(data, str):
+        return repr(data) if data == "" or data.strip() != data else data
+    if isinstance(data, bool | int | float):
+        return str(data).lower() if isinstance(data, bool) else repr(data)
+    return "[" + ", ".join(_parameter_text_item(v) for v in list(data)) + "]"
+
+
+def _parameter_text_item(item: Any) -> str:
+    if isinstance(item, bool):
+        return str(item).lower()
+    return repr(item) if isinstance(item, str | float) else str(item)
+
+
+def _parameter_value(text: str, type_id: int, name: str) -> Any:
+    """VALUE (YAML, as `ros2 param set` reads it) as a ParameterValue of the declared type; CliError
+    naming the parameter, the value and the type when it does not fit."""
+    import yaml
+    from rcl_interfaces.msg import ParameterType as T
+    from rcl_interfaces.msg import ParameterValue
+
+    try:
+        data = yaml.safe_load(text) if type_id != T.PARAMETER_STRING else text
+    except yaml.YAMLError:
+        data = text
+    value = ParameterValue(type=type_id)
+    bad = CliError(EXIT_USAGE, f"{name}: {text!r} is not a {_TYPE_NAMES.get(type_id, 'value')}")
+    scalar = {
+        T.PARAMETER_BOOL: ("bool_value", lambda v: isinstance(v, bool), bool),
+        T.PARAMETER_INTEGER: ("integer_value", lambda v: isinstance(v, int) and not isinstance(v, bool), int),
+        T.PARAMETER_DOUBLE: (
+            "double_value",
+            lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+            float,
+        ),
+        T.PARAMETER_STRING: ("string_value", lambda v: isinstance(v, str), str),
+    }
+    arrays = {
+        T.PARAMETER_BOOL_ARRAY: T.PARAMETER_BOOL,
+        T.PARAMETER_INTEGER_ARRAY: T.PARAMETER_INTEGER,
+        T.PARAMETER_DOUBLE_ARRAY: T.PARAMETER_DOUBLE,
+        T.PARAMETER_STRING_ARRAY: T.PARAMETER_STRING,
+    }
+    if type_id in scalar:
+        field, fits, cast = scalar[type_id]
+        if not fits(data):
+            raise bad
+        setattr(value, field, cast(data))
+        return value
+    if type_id in arrays:
+        field, fits, cast = scalar[arrays[type_id]]
+        if not isinstance(data, list) or not all(fits(v) for v in data):
+            raise bad
+        setattr(value, field.replace("_value", "_array_value"), [cast(v) for v in data])
+        return value
+    raise bad
+
+
+_TYPE_NAMES = {
+    1: "bool",
+    2: "integer",
+    3: "double",
+    4: "string",
+    5: "byte array",
+    6: "bool array",
+    7: "integer array",
+    8: "double array",
+    9: "string array",
+}
+
+
+def _cmd_param(args: argparse.Namespace) -> int:
+    from rcl_interfaces.msg import Parameter
+    from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
+
+    missing = f"no parameter services on {args.node} — {_HINT}"
+    with _Ros("param") as ros:
+        if args.action == "list":
+            response = ros.call(
+                ListParameters, f"{args.node}/list_parameters", ListParameters.Request(), args.wait, missing
+            )
+            names = sorted(n for n in response.result.names if n.startswith(args.prefix or ""))
+            for name in names:
+                print(name)
+            return EXIT_OK if names or not args.prefix else EXIT_FAILED
+        if args.action == "get":
+            response = ros.call(
+                GetParameters,
+                f"{args.node}/get_parameters",
+                GetParameters.Request(names=args.names),
+                args.wait,
+                missing,
+            )
+            if len(response.values) != len(args.names):  # one unknown name empties the answer
+                known = ros.call(
+                    ListParameters,
+                    f"{args.node}/list_parameters",
+                    ListParameters.Request(),
+                    args.wait,
+                    missing,
+                ).result.names
+                unknown = [n for n in args.names if n not in known]
+                raise CliError(EXIT_FAILED, f"{args.node} has no parameter {', '.join(unknown)}")
+            for name, value in zip(args.names, response.values, strict=True):
+                print(f"{name} = {_parameter_text(value)}")
+            return EXIT_OK
+        described = ros.call(
+            DescribeParameters,
+            f"{args.node}/describe_parameters",
+            DescribeParameters.Request(names=[args.name]),
+            args.wait,
+            missing,
+        )
+        if not described.descriptors:
+            raise CliError(EXIT_FAILED, f"{args.node} has no parameter {args.name}")
+        descriptor = described.descriptors[0]
+        value = _parameter_value(args.value, descriptor.type, args.name)
+        response = ros.call(
+            SetParameters,
+            f"{args.node}/set_parameters",
+            SetParameters.Request(parameters=[Parameter(name=args.name, value=value)]),
+            args.wait,
+            missing,
+        )
+    result = response.results[0] if response.results else None
+    if result is None or not result.successful:
+        reason = result.reason if result is not None and result.reason else "no reason given"
+        print(f"{args.node} refused {args.name} = {args.value}: {reason}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{args.name} = {_parameter_text(value)}")
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------------ lifecycle
+def _lifecycle_state(ros: _Ros, node: str, wait_s: float) -> tuple[int, str]:
+    from lifecycle_msgs.srv import GetState
+
+    response = ros.call(
+        GetState,
+        f"{node}/get_state",
+        GetState.Request(),
+        wait_s,
+        f"no lifecycle services on {node} — {_HINT}",
+    )
+    return response.current_state.id, response.current_state.label
+
+
+def _lifecycle_transition(ros: _Ros, node: str, label: str, wait_s: float) -> None:
+    """Triggers transition `label` (configure, activate, deactivate, cleanup, shutdown); CliError
+    naming the transitions available from the current state when it is not one of them."""
+    from lifecycle_msgs.srv import ChangeState, GetAvailableTransitions
+
+    missing = f"no lifecycle services on {node} — {_HINT}"
+    available = ros.call(
+        GetAvailableTransitions,
+        f"{node}/get_available_transitions",
+        GetAvailableTransitions.Request(),
+        wait_s,
+        missing,
+    ).available_transitions
+    matches = [t.transition for t in available if t.transition.label == label]
+    if not matches:
+        _, state = _lifecycle_state(ros, node, wait_s)
+        labels = ", ".join(sorted({t.transition.label for t in available})) or "none"
+        raise CliError(
+            EXIT_FAILED, f"{node} is {state}: no transition '{label}' from there (available: {labels})"
+        )
+    response = ros.call(
+        ChangeState, f"{node}/change_state", ChangeState.Request(transition=matches[0]), wait_s, missing
+    )
+    if not response.success:
+        _, state = _lifecycle_state(ros, node, wait_s)
+        raise CliError(
+            EXIT_FAILED, f"{node}: transition '{label}' failed; now {state} (the node's log says why)"
+        )
+
+
+def _cmd_lifecycle(args: argparse.Namespace) -> int:
+    with _Ros("lifecycle") as ros:
+        if args.action == "set":
+            _lifecycle_transition(ros, args.node, args.transition, args.wait)
+        state_id, label = _lifecycle_state(ros, args.node, args.wait)
+    print(f"{label} [{state_id}]")
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------ controllers (switch)
+CONTROLLER_TYPE = "jtac/JointTrajectoryAdmittanceController"
+
+
+def _controller_joints(ros: _Ros, node: str, wait_s: float) -> list[str]:
+    """The controlled joints: the `joints` parameter, else the robot's."""
+    from rcl_interfaces.srv import GetParameters
+
+    response = ros.call(
+        GetParameters,
+        f"{node}/get_parameters",
+        GetParameters.Request(names=["joints", "robot"]),
+        wait_s,
+        f"no parameter services on {node} — {_HINT}",
+    )
+    if len(response.values) == 2 and list(response.values[0].string_array_value):
+        return list(response.values[0].string_array_value)
+    from jtac_py import robots
+
+    robot = response.values[1].string_value if len(response.values) == 2 else "fr3"
+    return list(robots.joint_names(robot or "fr3"))
+
+
+def _cmd_list_controllers(args: argparse.Namespace) -> int:
+    name = args.node.rpartition("/")[2]
+    with _Ros("list_controllers") as ros:
+        _, state = _lifecycle_state(ros, args.node, args.wait)
+        joints = _controller_joints(ros, args.node, args.wait) if args.verbose else []
+    print(f"{name:<40} {CONTROLLER_TYPE:<42} {state}")
+    if args.verbose:
+        interfaces = [f"{j}/position" for j in joints]
+        claimed = interfaces if state == "active" else []
+        print(f"  claimed interfaces: {', '.join(claimed) or '(none)'}")
+        print(f"  required command interfaces: {', '.join(interfaces)}")
+        states = [f"{j}/{k}" for j in joints for k in ("position", "velocity")]
+        print(f"  required state interfaces: {', '.join(states)}")
+    return EXIT_OK
+
+
+def _cmd_switch(args: argparse.Namespace) -> int:
+    name = args.node.rpartition("/")[2]
+    requested = [*args.deactivate, *args.activate]
+    if not requested:
+        raise CliError(EXIT_USAGE, "nothing to switch: give --activate NAME and/or --deactivate NAME")
+    unknown = [n for n in requested if n.rpartition("/")[2] != name]
+    if unknown:
+        raise CliError(EXIT_FAILED, f"no controller {', '.join(unknown)} (this node runs '{name}')")
+    with _Ros("switch") as ros:
+        for target, label in (("inactive", "deactivate"), ("active", "activate")):
+            if not (args.deactivate if label == "deactivate" else args.activate):
+                continue
+            _, state = _lifecycle_state(ros, args.node, args.wait)
+            if state == target:
+                print(f"{name} is already {target}")
+                continue
+            if label == "activate" and state == "unconfigured":
+                raise CliError(EXIT_FAILED, f"{name} is unconfigured: jtac lifecycle set configure first")
+            _lifecycle_transition(ros, args.node, label, args.wait)
+            print(f"{name}: {state} -> {target}")
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------------------------------------------- plot
 def _cmd_plot(args: argparse.Namespace) -> int:
     import zipfile
@@ -669,6 +1007,78 @@ def build_parser() -> argparse.ArgumentParser:
         "--count", type=_positive_int, metavar="N", help="exit after N messages (default: until Ctrl-C)"
     )
     p.set_defaults(func=_cmd_state)
+
+    p = sub.add_parser(
+        "echo",
+        parents=[node_opt, wait_opt],
+        help="print a topic's messages as YAML",
+        description="Print the messages of TOPIC, one YAML document each: controller_state, joint_states, "
+        "robot_description, wrench/<frame>/raw or wrench/<frame>/filtered (resolved against the node), or an "
+        "absolute name.",
+    )
+    p.add_argument(
+        "topic", metavar="TOPIC", help="e.g. controller_state, joint_states, wrench/fr3_ft_sensor/raw"
+    )
+    p.add_argument(
+        "--count", type=_positive_int, metavar="N", help="exit after N messages (default: until Ctrl-C)"
+    )
+    p.set_defaults(func=_cmd_echo)
+
+    p = sub.add_parser(
+        "param",
+        help="list, get or set the node's parameters",
+        description="The node's parameters (params/jtac_parameters.yaml): list [PREFIX], get NAME..., "
+        "set NAME VALUE (VALUE in YAML, converted to the declared type; the node validates it and a refusal "
+        "prints its reason, exit 1).",
+    )
+    param_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    q = param_sub.add_parser(
+        "list", parents=[node_opt, wait_opt], help="parameter names (optionally those starting with PREFIX)"
+    )
+    q.add_argument("prefix", nargs="?", metavar="PREFIX")
+    q = param_sub.add_parser("get", parents=[node_opt, wait_opt], help="print NAME = VALUE")
+    q.add_argument("names", nargs="+", metavar="NAME")
+    q = param_sub.add_parser("set", parents=[node_opt, wait_opt], help="set NAME to VALUE")
+    q.add_argument("name", metavar="NAME")
+    q.add_argument("value", metavar="VALUE", help="YAML: 50, 0.5, true, [4.0, 4.0, ...], text")
+    p.set_defaults(func=_cmd_param)
+
+    p = sub.add_parser(
+        "lifecycle",
+        help="show the node's lifecycle state, or trigger a transition",
+        description="get: print the lifecycle state (unconfigured, inactive, active, finalized). set "
+        "TRANSITION: configure, activate, deactivate, cleanup or shutdown, then print the new state.",
+    )
+    lifecycle_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    lifecycle_sub.add_parser("get", parents=[node_opt, wait_opt], help="print the current state")
+    q = lifecycle_sub.add_parser("set", parents=[node_opt, wait_opt], help="trigger a transition")
+    q.add_argument(
+        "transition",
+        choices=["configure", "activate", "deactivate", "cleanup", "shutdown"],
+        metavar="TRANSITION",
+    )
+    p.set_defaults(func=_cmd_lifecycle)
+
+    p = sub.add_parser(
+        "list-controllers",
+        parents=[node_opt, wait_opt],
+        help="the controller this node runs: name, type, state",
+        description=f"Print '<name> {CONTROLLER_TYPE} <state>' like `ros2 control list_controllers`; "
+        "--verbose adds the claimed and required interfaces (<joint>/position).",
+    )
+    p.add_argument("--verbose", "-v", action="store_true", help="print the interfaces too")
+    p.set_defaults(func=_cmd_list_controllers)
+
+    p = sub.add_parser(
+        "switch",
+        parents=[node_opt, wait_opt],
+        help="activate or deactivate the controller (its lifecycle)",
+        description="Deactivate, then activate, the named controllers (this node's name) through the "
+        "node's lifecycle. A goal running at deactivation ends INVALID_STATE (-9).",
+    )
+    p.add_argument("--activate", nargs="+", default=[], metavar="NAME", help="controllers to activate")
+    p.add_argument("--deactivate", nargs="+", default=[], metavar="NAME", help="controllers to deactivate")
+    p.set_defaults(func=_cmd_switch)
 
     p = sub.add_parser(
         "plot",

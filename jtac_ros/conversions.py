@@ -572,25 +572,45 @@ def _error_point(state: Any, joint_names: Sequence[str]) -> JointTrajectoryPoint
     return point
 
 
-def fill_feedback(feedback_msg: Any, state: Any, joint_names: Sequence[str], stamp: Any) -> Any:
+def _set_time_from_start(points: Sequence[JointTrajectoryPoint], time_from_start_s: float) -> None:
+    duration = s_to_duration(max(float(time_from_start_s), 0.0))
+    for point in points:
+        point.time_from_start = duration
+
+
+def fill_feedback(
+    feedback_msg: Any,
+    state: Any,
+    joint_names: Sequence[str],
+    stamp: Any,
+    time_from_start_s: float = 0.0,
+) -> Any:
     """Fills either action's Feedback (ours, or control_msgs' whose multi-DOF fields stay empty) from
     a ControllerState and returns it: header.stamp (ROS time: a Time or seconds), joint_names (the
     controller's, the state's order), desired = (q_ref, dq_ref), actual = (q, dq), error = desired -
-    actual (positions: the core's error, shortest for continuous joints)."""
+    actual (positions: the core's error, shortest for continuous joints). time_from_start of all three
+    = `time_from_start_s`, the trajectory time of the sampled reference [s] (as JTC fills it; the
+    three describe the same instant)."""
     feedback_msg.header.stamp = _as_time(stamp)
     feedback_msg.joint_names = [str(n) for n in joint_names]
     feedback_msg.desired = _point(state, joint_names, "q_ref", "dq_ref")
     feedback_msg.actual = _point(state, joint_names, "q", "dq")
     feedback_msg.error = _error_point(state, joint_names)
+    _set_time_from_start((feedback_msg.desired, feedback_msg.actual, feedback_msg.error), time_from_start_s)
     return feedback_msg
 
 
 def controller_state_msg(
-    state: Any, joint_names: Sequence[str], stamp: Any, speed_scaling_factor: float | None = None
+    state: Any,
+    joint_names: Sequence[str],
+    stamp: Any,
+    speed_scaling_factor: float | None = None,
+    time_from_start_s: float = 0.0,
 ) -> JointTrajectoryControllerState:
     """control_msgs/JointTrajectoryControllerState: reference = (q_ref, dq_ref), feedback = (q, dq),
     error = reference - feedback, output = (q_cmd, dq_cmd), speed_scaling_factor = the given factor,
-    or the state's current time scale (1.0 = full speed) when None."""
+    or the state's current time scale (1.0 = full speed) when None; time_from_start of the four points
+    = `time_from_start_s`, the trajectory time of the sampled reference [s] (0 while no goal runs)."""
     msg = JointTrajectoryControllerState()
     msg.header.stamp = _as_time(stamp)
     msg.joint_names = [str(n) for n in joint_names]
@@ -598,6 +618,7 @@ def controller_state_msg(
     msg.feedback = _point(state, joint_names, "q", "dq")
     msg.error = _error_point(state, joint_names)
     msg.output = _point(state, joint_names, "q_cmd", "dq_cmd")
+    _set_time_from_start((msg.reference, msg.feedback, msg.error, msg.output), time_from_start_s)
     factor = state.time_scale if speed_scaling_factor is None else speed_scaling_factor
     msg.speed_scaling_factor = float(factor)
     return msg

@@ -7,28 +7,38 @@ to the core, whose validation, stitching, stops and results are what clients see
 
 Interfaces (``~`` = the node's name, default ``joint_trajectory_admittance_controller``):
 
-=====================================  ==========================================================
-``~/follow_joint_trajectory``          action ``jtac/action/FollowJointTrajectoryWithAdmittance``
-``~/moveit/follow_joint_trajectory``   action ``control_msgs/action/FollowJointTrajectory`` (stock
-                                       MoveIt: controller name ``<node>/moveit``, action_ns
-                                       ``follow_joint_trajectory``); no admittance
-``~/zero_fts/<sensor_frame>``          service ``std_srvs/srv/Trigger``, one per sensor frame
-``~/controller_state``                 ``control_msgs/msg/JointTrajectoryControllerState``
-``joint_states``                       ``sensor_msgs/msg/JointState``
-``~/wrench/<sensor_frame>/raw``,       ``geometry_msgs/msg/WrenchStamped``, sensor frame
+=========================================  ==========================================================
+``~/follow_joint_trajectory``              action ``jtac/action/FollowJointTrajectoryWithAdmittance``
+``~/moveit/follow_joint_trajectory``       action ``control_msgs/action/FollowJointTrajectory`` (stock
+                                           MoveIt: controller name ``<node>``, action_ns
+                                           ``moveit/follow_joint_trajectory``); no admittance
+``~/zero_fts/<sensor_frame>``              service ``std_srvs/srv/Trigger``, one per sensor frame
+``~/joint_trajectory``                     subscription ``trajectory_msgs/msg/JointTrajectory``: JTC's
+                                           command topic (replaces the running trajectory from its
+                                           stamp through the same stitching; empty = stop)
+``~/controller_state``                     ``control_msgs/msg/JointTrajectoryControllerState``
+``joint_states``                           ``sensor_msgs/msg/JointState``
+``robot_description``                      ``std_msgs/msg/String`` (transient local): the URDF the node
+                                           loaded, joints named as in ``joint_states``
+``controller_manager/list_controllers``    service ``controller_manager_msgs/srv/ListControllers``
+``controller_manager/switch_controller``   service ``controller_manager_msgs/srv/SwitchController``:
+                                           ros2_control's manager for this one controller (lifecycle)
+``~/wrench/<sensor_frame>/raw``,           ``geometry_msgs/msg/WrenchStamped``, sensor frame
 ``~/wrench/<sensor_frame>/filtered``
-parameters                             every entry of ``params/jtac_parameters.yaml``
-=====================================  ==========================================================
+parameters                                 every entry of ``params/jtac_parameters.yaml``
+=========================================  ==========================================================
 
 Lifecycle: parameters are declared at construction (read_only ones refused at run time in every
 state); configure builds the hardware and the loop and creates the interfaces; activate starts the
 threads; deactivate stops them at once — a goal still running ends ABORTED with INVALID_STATE (-9)
 and no hold command is sent; cleanup releases everything.
 
-Goals are accepted at the action level and answered with a result (so a refused goal carries its
-code and message, which an action-level rejection could not): INVALID_GOAL / INVALID_JOINTS / … from
-the core, INVALID_STATE while the node is not active. Every accepted goal gets exactly one result,
-after the arm has stopped.
+Goals are accepted at the action level while the node is active and answered with a result (so a
+refused goal carries its code and message, which an action-level rejection could not): INVALID_GOAL /
+INVALID_JOINTS / … from the core. While the node is not active a goal is rejected at the action level,
+as JTC does, with the reason in the log. Every accepted goal gets exactly one result, after the arm
+has stopped. Every result is logged with the goal's id, code and message (success and cancel at INFO,
+refusals and stops at WARN, aborts at ERROR), rate-limited so a storm of goals cannot flood the log.
 """
 
 from __future__ import annotations
@@ -53,16 +63,121 @@ from jtac_py.hardware import SimulatedArm
 from jtac_py.parameters import ParameterError, default_schema
 from jtac_ros import conversions
 from jtac_ros import parameters as ros_parameters
+from jtac_ros.trajectory_time import TrajectoryTime
 
 DEFAULT_NODE_NAME = "joint_trajectory_admittance_controller"
 ADMITTANCE_ACTION = "~/follow_joint_trajectory"
 MOVEIT_ACTION = "~/moveit/follow_joint_trajectory"
+TRAJECTORY_TOPIC = "~/joint_trajectory"
+ROBOT_DESCRIPTION_TOPIC = "robot_description"
+#: ros2_control's controller manager services, served for the one controller this node is (in the
+#: node's namespace: /controller_manager/... with the default one, where MoveIt and tools look).
+LIST_CONTROLLERS_SERVICE = "controller_manager/list_controllers"
+SWITCH_CONTROLLER_SERVICE = "controller_manager/switch_controller"
+#: The controller's type as list_controllers reports it (ros2_control's <package>/<class> form).
+CONTROLLER_TYPE = "jtac/JointTrajectoryAdmittanceController"
 
 ResultCode = _native.ResultCode
+EventType = _native.EventType
+EventDetail = _native.EventDetail
+
+#: Goal log lines: a burst this long passes at once, then this many per second; the rest are counted
+#: and reported in one line (a 30 Hz goal storm must not bury everything else in the log).
+LOG_BURST_LINES = 20
+LOG_LINES_PER_S = 5.0
+#: A note about an ignored field (MoveIt sends the same on every goal) is logged once per this [s].
+NOTE_REPEAT_S = 60.0
 
 
 def _now_s(node: LifecycleNode) -> float:
     return node.get_clock().now().nanoseconds * 1e-9
+
+
+class GoalLog:
+    """The node's goal log: one line per outcome, rate-limited by a token bucket (LOG_BURST_LINES,
+    then LOG_LINES_PER_S). Suppressed lines are counted and reported in one WARN line as soon as the
+    bucket allows (flush() is called from the state timer too), so a storm shows its size without
+    flooding, and nothing is dropped silently."""
+
+    def __init__(
+        self,
+        logger: Any,
+        burst: int = LOG_BURST_LINES,
+        lines_per_s: float = LOG_LINES_PER_S,
+        clock: Any = time.monotonic,
+    ) -> None:
+        self._logger = logger
+        self._burst = float(burst)
+        self._rate = float(lines_per_s)
+        self._clock = clock
+        self._tokens = float(burst)
+        self._last = clock()
+        self._suppressed = 0
+        self._suppressed_since = 0.0
+        self._notes: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def _take(self) -> bool:
+        now = self._clock()
+        self._tokens = min(self._burst, self._tokens + (now - self._last) * self._rate)
+        self._last = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        return False
+
+    def _report_suppressed(self) -> None:
+        if self._suppressed and self._take():
+            elapsed = self._clock() - self._suppressed_since
+            self._logger.warning(
+                f"{self._suppressed} goal log lines suppressed in the last {elapsed:.1f} s "
+                f"(more than {self._rate:g} per second)"
+            )
+            self._suppressed = 0
+
+    def log(self, level: str, text: str) -> bool:
+        """`level`: 'info', 'warning' or 'error'. False when rate-limited (counted)."""
+        with self._lock:
+            self._report_suppressed()
+            if not self._take():
+                if not self._suppressed:
+                    self._suppressed_since = self._clock()
+                self._suppressed += 1
+                return False
+            # One call site per severity: rclpy refuses a call site whose severity changes.
+            if level == "info":
+                self._logger.info(text)
+            elif level == "warning":
+                self._logger.warning(text)
+            else:
+                self._logger.error(text)
+            return True
+
+    def note(self, text: str) -> None:
+        """A WARN note, once per NOTE_REPEAT_S for the same text."""
+        now = self._clock()
+        with self._lock:
+            last = self._notes.get(text)
+            if last is not None and now - last < NOTE_REPEAT_S:
+                return
+            self._notes[text] = now
+            if len(self._notes) > 1000:
+                self._notes = {k: v for k, v in self._notes.items() if now - v < NOTE_REPEAT_S}
+        self.log("warning", text)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._report_suppressed()
+
+
+class _Tracked:
+    """A goal handed to the core: its jtac_py handle, where it came from and what was logged."""
+
+    def __init__(self, handle: Any, label: str) -> None:
+        self.handle = handle
+        self.label = label
+        self.stop_logged = False
+        self.stopped_by_topic = False
 
 
 class JtacNode(LifecycleNode):
@@ -71,7 +186,13 @@ class JtacNode(LifecycleNode):
     def __init__(self, node_name: str = DEFAULT_NODE_NAME, **kwargs: Any) -> None:
         super().__init__(node_name, **kwargs)
         self._schema = default_schema()
-        self._values = ros_parameters.declare_parameters(self, self._schema)
+        try:
+            self._values = ros_parameters.declare_parameters(self, self._schema)
+        except BaseException:
+            # A node left behind would keep its name's /rosout publisher: rcl routes the logs of every
+            # later node of that name through it, and they would be lost once this one is collected.
+            self.destroy_node()
+            raise
         self.add_on_set_parameters_callback(self._on_set_parameters)
         for name in ros_parameters.undeclared_overrides(self):
             self.get_logger().warning(f"parameter '{name}' is not a jtac parameter: ignored (a typo?)")
@@ -80,8 +201,13 @@ class JtacNode(LifecycleNode):
         self._active = False
         self._entities: list[Any] = []  # servers, services, timers made by configure
         self._topics: dict[str, Any] = {}
-        self._goal_lock = threading.Lock()
-        self._goals_in_flight = 0
+        self._goal_log = GoalLog(self.get_logger())
+        self._trajectory_time = TrajectoryTime()
+        self._tracked_lock = threading.Lock()
+        self._tracked: dict[int, _Tracked] = {}  # core goal id -> goals not finished yet
+        self._topic_goals: list[_Tracked] = []  # from ~/joint_trajectory: watched by the state timer
+        self._action_goals: dict[bytes, _Tracked] = {}  # action goal UUID -> its goal in the core
+        self._serve_controller_manager()
 
     # ---------------------------------------------------------------------------------- lifecycle
     def on_configure(self, state: State) -> TransitionCallbackReturn:
@@ -95,8 +221,11 @@ class JtacNode(LifecycleNode):
         from control_msgs.msg import JointTrajectoryControllerState
         from geometry_msgs.msg import WrenchStamped
         from jtac.action import FollowJointTrajectoryWithAdmittance
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
         from std_srvs.srv import Trigger
+        from trajectory_msgs.msg import JointTrajectory
 
         self._entities = [
             ActionServer(
@@ -104,8 +233,8 @@ class JtacNode(LifecycleNode):
                 FollowJointTrajectoryWithAdmittance,
                 ADMITTANCE_ACTION,
                 execute_callback=self._execute_admittance,
-                goal_callback=lambda _goal: GoalResponse.ACCEPT,
-                cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+                goal_callback=lambda _goal: self._on_goal_request("follow_joint_trajectory"),
+                cancel_callback=self._on_cancel_request,
                 callback_group=self._group,
             ),
             ActionServer(
@@ -113,11 +242,22 @@ class JtacNode(LifecycleNode):
                 FollowJointTrajectory,
                 MOVEIT_ACTION,
                 execute_callback=self._execute_moveit,
-                goal_callback=lambda _goal: GoalResponse.ACCEPT,
-                cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+                goal_callback=lambda _goal: self._on_goal_request("moveit/follow_joint_trajectory"),
+                cancel_callback=self._on_cancel_request,
                 callback_group=self._group,
             ),
+            self.create_subscription(
+                JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory_msg, 10, callback_group=self._group
+            ),
         ]
+        # The description the core loaded, latched for robot_state_publisher and RViz (which read it
+        # from this topic) and for late subscribers; published once, as robot_state_publisher does.
+        latched = QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        description = self.create_publisher(String, ROBOT_DESCRIPTION_TOPIC, latched)
+        description.publish(String(data=self._robot_description(self._controller)))
+        self._entities.append(description)
         for frame in self._controller.sensor_frames:
             self._entities.append(
                 self.create_service(
@@ -156,10 +296,12 @@ class JtacNode(LifecycleNode):
             self.get_logger().error(f"activate failed: {error}")
             return TransitionCallbackReturn.FAILURE
         self._active = True
+        self.get_logger().info("active: goals are accepted")
         return super().on_activate(state)
 
     def on_deactivate(self, state: State) -> TransitionCallbackReturn:
         self._active = False
+        self.get_logger().info("inactive: goals are rejected until the next activation")
         if self._controller is not None:
             # The core resolves the pending goal at once (ABORTED, INVALID_STATE) and commands nothing more.
             self._controller.stop()
@@ -189,9 +331,16 @@ class JtacNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _release(self) -> None:
+        from rclpy.publisher import Publisher
+        from rclpy.subscription import Subscription
+
         for entity in self._entities:
             if isinstance(entity, ActionServer):
                 entity.destroy()
+            elif isinstance(entity, Subscription):
+                self.destroy_subscription(entity)
+            elif isinstance(entity, Publisher):
+                self.destroy_publisher(entity)
             elif hasattr(entity, "cancel"):  # a timer
                 entity.cancel()
                 self.destroy_timer(entity)
@@ -217,6 +366,109 @@ class JtacNode(LifecycleNode):
         defaults = self._schema.defaults(values)
         given = {name: value for name, value in values.items() if defaults.get(name, object()) != value}
         return Controller(arm, given)
+
+    def _robot_description(self, controller: Controller) -> str:
+        """The URDF the core was configured with: the arm's own (the simulated FR3 with its tool),
+        else robot_description / urdf_path / the built-in robot (jtac_py.config)."""
+        from jtac_py.config import robot_description
+
+        urdf = getattr(controller.hardware, "urdf_xml", None)
+        return urdf if urdf else robot_description(controller.values)
+
+    # ---------------------------------------------------------------------------------- controller manager
+    def _serve_controller_manager(self) -> None:
+        """list_controllers and switch_controller for this controller, in every lifecycle state (a
+        controller manager answers for unconfigured and inactive controllers too)."""
+        try:
+            from controller_manager_msgs.srv import ListControllers, SwitchController
+        except ImportError:
+            self.get_logger().warning(
+                "controller_manager_msgs is not installed: no controller_manager services (make setup)"
+            )
+            return
+        self.create_service(
+            ListControllers, LIST_CONTROLLERS_SERVICE, self._list_controllers, callback_group=self._group
+        )
+        self.create_service(
+            SwitchController, SWITCH_CONTROLLER_SERVICE, self._switch_controller, callback_group=self._group
+        )
+
+    def _joint_names(self) -> list[str]:
+        if self._controller is not None:
+            return self._controller.joint_names
+        from jtac_py import robots
+
+        return list(self._values["joints"]) or list(robots.joint_names(self._values["robot"]))
+
+    def _list_controllers(self, request: Any, response: Any) -> Any:
+        from controller_manager_msgs.msg import ControllerState
+
+        state = self._state_machine.current_state[1]
+        joints = self._joint_names()
+        commands = [f"{joint}/position" for joint in joints]
+        response.controller = [
+            ControllerState(
+                name=self.get_name(),
+                state=state,
+                type=CONTROLLER_TYPE,
+                is_async=True,  # its own native thread at update_rate, not a manager's loop
+                update_rate=int(self._values["update_rate"]),
+                claimed_interfaces=commands if state == "active" else [],
+                required_command_interfaces=commands,
+                required_state_interfaces=[
+                    f"{j}/{kind}" for j in joints for kind in ("position", "velocity")
+                ],
+                is_chainable=False,
+                is_chained=False,
+            )
+        ]
+        return response
+
+    def _switch_controller(self, request: Any, response: Any) -> Any:
+        """Deactivates, then activates, this controller through its lifecycle, with ros2_control's
+        strictness: STRICT (and AUTO, FORCE_AUTO: a single controller has no chain to resolve) fails on an
+        unknown name or a controller not in the state the transition starts from; BEST_EFFORT (and 0,
+        as the controller manager reads it) skips those."""
+        name = self.get_name()
+        strict = request.strictness in (
+            type(request).STRICT,
+            getattr(type(request), "AUTO", -1),
+            getattr(type(request), "FORCE_AUTO", -1),
+        )
+        done: list[str] = []
+
+        def answer(ok: bool, message: str) -> Any:
+            response.ok = ok
+            if hasattr(response, "message"):
+                response.message = message
+            self._goal_log.log("info" if ok else "warning", f"switch_controller: {message}")
+            return response
+
+        unknown = sorted({*request.activate_controllers, *request.deactivate_controllers} - {name})
+        if unknown and strict:
+            return answer(
+                False, f"no controller {', '.join(unknown)} (this manager holds '{name}'); nothing switched"
+            )
+        for wanted, start, transition in (
+            (request.deactivate_controllers, "active", self.trigger_deactivate),
+            (request.activate_controllers, "inactive", self.trigger_activate),
+        ):
+            if name not in wanted:
+                continue
+            state = self._state_machine.current_state[1]
+            target = "inactive" if start == "active" else "active"
+            if state == target and not strict:
+                done.append(f"'{name}' already {target}")
+                continue
+            if state != start:
+                return answer(False, f"'{name}' is {state}, not {start}: cannot make it {target}")
+            if transition() != TransitionCallbackReturn.SUCCESS:
+                now = self._state_machine.current_state[1]
+                return answer(False, f"'{name}' failed to become {target} (now {now}; the log says why)")
+            done.append(f"'{name}' {start} -> {target}")
+        if unknown:
+            done.append(f"skipped unknown {', '.join(unknown)}")
+        return answer(True, "; ".join(done) or "nothing to switch")
 
     # ---------------------------------------------------------------------------------- parameters
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
@@ -254,6 +506,8 @@ class JtacNode(LifecycleNode):
 
     # ---------------------------------------------------------------------------------- state topics
     def _publish_state(self) -> None:
+        self._watch_topic_goals()
+        self._goal_log.flush()
         controller = self._controller
         if controller is None or not self._active:
             return
@@ -263,7 +517,13 @@ class JtacNode(LifecycleNode):
         stamp = self.get_clock().now().to_msg()
         names = controller.joint_names
         self._topics["state"].publish(
-            conversions.controller_state_msg(state, names, stamp, speed_scaling_factor=state.time_scale)
+            conversions.controller_state_msg(
+                state,
+                names,
+                stamp,
+                speed_scaling_factor=state.time_scale,
+                time_from_start_s=self._trajectory_time.at(state),
+            )
         )
         self._topics["joints"].publish(conversions.joint_state_msg(state, names, stamp))
         if controller.sensor_frames:
@@ -273,7 +533,149 @@ class JtacNode(LifecycleNode):
                 conversions.wrench_stamped(state.wrench_filtered, frame, stamp)
             )
 
+    # ---------------------------------------------------------------------------------- goal log
+    def _on_goal_request(self, action: str) -> GoalResponse:
+        """Goals are taken only while active (JTC's rule): an inactive controller would only abort
+        them. The action level carries no reason, so the log does."""
+        if self._active and self._controller is not None:
+            return GoalResponse.ACCEPT
+        state = self._state_machine.current_state[1]
+        self._goal_log.log(
+            "warning", f"goal on {action} rejected: the controller is not active (lifecycle state '{state}')"
+        )
+        return GoalResponse.REJECT
+
+    def _on_cancel_request(self, goal_handle: Any) -> CancelResponse:
+        """Cancels the core's goal at once, not at the execute loop's next poll: MoveIt sends the
+        replanned goal right after the cancel, and the core must see the cancel first (then it holds
+        the new goal through the brake instead of stitching it onto the path being canceled)."""
+        with self._tracked_lock:
+            tracked = self._action_goals.get(bytes(goal_handle.goal_id.uuid))
+        if tracked is not None:
+            tracked.handle.cancel()
+        return CancelResponse.ACCEPT
+
+    def _log_stop(self, tracked: _Tracked) -> None:
+        """The reason of a stop, once, when it begins (the result follows at rest)."""
+        if tracked.stop_logged:
+            return
+        for event in list(tracked.handle.events):
+            if event.type != EventType.STOP_STARTED:
+                continue
+            tracked.stop_logged = True
+            name = conversions.result_code_name(event.code)
+            stop = f"stopping within {event.stop_duration_s:.3f} s"
+            if event.detail == EventDetail.CANCELED:
+                self._goal_log.log("info", f"{tracked.label}: canceled, {stop}")
+            else:
+                self._goal_log.log(
+                    "warning", f"{tracked.label}: {stop}: {name} ({int(event.code)}): {event.message}"
+                )
+            return
+
+    def _log_result(self, tracked: _Tracked | None, label: str, result: Any) -> None:
+        """One line per result: success and cancel INFO, refusals (nothing moved) and a goal replaced
+        by a newer one WARN/INFO, aborts after motion ERROR."""
+        code = int(result.code)
+        name = conversions.result_code_name(code)
+        text = f"{label}: {{}} {name} ({code}): {result.message}"
+        started = tracked is not None and tracked.handle.start_time_s is not None
+        details = [e.detail for e in tracked.handle.events] if tracked is not None else []
+        if result.canceled:
+            by = (
+                "an empty message on ~/joint_trajectory"
+                if tracked and tracked.stopped_by_topic
+                else "request"
+            )
+            self._goal_log.log("info", f"{label}: canceled by {by}, at rest")
+        elif code == int(ResultCode.SUCCESSFUL):
+            self._goal_log.log("info", text.format("succeeded:"))
+        elif EventDetail.REPLACED_BY_STITCHING in details:
+            self._goal_log.log("info", text.format("replaced:"))
+        elif not started or code in (int(ResultCode.INVALID_STATE), int(ResultCode.OLD_HEADER_TIMESTAMP)):
+            self._goal_log.log("warning", text.format("refused:" if not started else "ended:"))
+        else:
+            self._goal_log.log("error", text.format("aborted:"))
+
+    # ---------------------------------------------------------------------------------- ~/joint_trajectory
+    def _on_trajectory_msg(self, msg: Any) -> None:
+        """JTC's command topic: the message replaces the running trajectory from its header stamp,
+        through the same intake and stitching as the actions; an empty one stops every goal."""
+        label = "~/joint_trajectory message"
+        controller = self._controller
+        if controller is None or not self._active:
+            self._goal_log.log("warning", f"{label} ignored: the controller is not active")
+            return
+        if not len(msg.points):
+            with self._tracked_lock:
+                running = list(self._tracked.values())
+            for tracked in running:
+                tracked.stopped_by_topic = True
+                tracked.handle.cancel()
+            self._goal_log.log(
+                "info", f"{label} with no points: stopping {len(running)} goal(s) (minimum-time stop)"
+            )
+            return
+        try:
+            trajectory = conversions.trajectory_goal_from_msg(
+                msg, ros_now_s=self.get_clock().now(), controller_now_s=controller.controller_time()
+            )
+        except conversions.GoalConversionError as error:
+            self._goal_log.log("warning", f"{label} refused: {error}")
+            return
+        core_goal = {
+            "trajectory": trajectory,
+            "tips": [],
+            "joint_damping_per_s": 0.0,
+            "absolute_force_torque_threshold": None,
+        }
+        try:
+            tracked = self._submit(controller, core_goal, "~/joint_trajectory")
+        except (ValueError, TypeError, RuntimeError) as error:
+            self._goal_log.log("warning", f"{label} refused: INVALID_GOAL (-1): {error}")
+            return
+        with self._tracked_lock:
+            self._topic_goals.append(tracked)
+
+    def _watch_topic_goals(self) -> None:
+        """The topic's goals have no one waiting on them: their stops and results are logged here."""
+        with self._tracked_lock:  # the timer may run on two executor threads at once
+            finished = [t for t in self._topic_goals if t.handle.done()]
+            self._topic_goals = [t for t in self._topic_goals if t not in finished]
+            running = list(self._topic_goals)
+        for tracked in running:
+            self._log_stop(tracked)
+        for tracked in finished:
+            self._log_stop(tracked)
+            self._settle(tracked, tracked.handle.result(timeout=0.0))
+
     # ---------------------------------------------------------------------------------- goals
+    def _submit(self, controller: Controller, core_goal: dict[str, Any], source: str) -> _Tracked:
+        """Hands a converted goal to the core and tracks it until its result (a goal the core refuses
+        at intake comes back already done). Raises ValueError/TypeError/RuntimeError for a goal the
+        bindings cannot even build."""
+        for note in core_goal.pop("notes", []):
+            self._goal_log.note(note)
+        handle = controller.submit(core_goal)
+        if handle.done():  # refused at submission: the core gave it no id and it never runs
+            return _Tracked(handle, f"goal ({source})")
+        tracked = _Tracked(handle, f"goal {handle.goal_id} ({source})")
+        points = core_goal["trajectory"]["points"]
+        duration_s = points[-1]["time_from_start_s"] if points else 0.0
+        self._trajectory_time.register(handle.goal_id, handle, duration_s)
+        with self._tracked_lock:
+            self._tracked[handle.goal_id] = tracked
+        return tracked
+
+    def _settle(self, tracked: _Tracked, result: Any) -> None:
+        self._log_result(tracked, tracked.label, result)
+        goal_id = tracked.handle.goal_id
+        if goal_id:
+            self._trajectory_time.forget(goal_id)
+            with self._tracked_lock:
+                if self._tracked.get(goal_id) is tracked:
+                    del self._tracked[goal_id]
+
     def _execute_admittance(self, goal_handle: Any) -> Any:
         from jtac.action import FollowJointTrajectoryWithAdmittance
 
@@ -285,7 +687,9 @@ class JtacNode(LifecycleNode):
                 controller_now_s=controller.controller_time(),
             )
 
-        return self._execute(goal_handle, FollowJointTrajectoryWithAdmittance, convert)
+        return self._execute(
+            goal_handle, FollowJointTrajectoryWithAdmittance, convert, "follow_joint_trajectory"
+        )
 
     def _execute_moveit(self, goal_handle: Any) -> Any:
         from control_msgs.action import FollowJointTrajectory
@@ -301,7 +705,7 @@ class JtacNode(LifecycleNode):
                 controller_now_s=controller.controller_time(),
             )
 
-        return self._execute(goal_handle, FollowJointTrajectory, convert)
+        return self._execute(goal_handle, FollowJointTrajectory, convert, "moveit/follow_joint_trajectory")
 
     def _default_tolerances(self, controller: Controller) -> tuple[dict[str, float], dict[str, float]]:
         from jtac_py.parameters import default_joint_tolerances
@@ -310,48 +714,74 @@ class JtacNode(LifecycleNode):
         names = controller.joint_names
         return dict(zip(names, path, strict=True)), dict(zip(names, goal, strict=True))
 
-    def _execute(self, goal_handle: Any, action_type: Any, convert: Any) -> Any:
+    def _execute(self, goal_handle: Any, action_type: Any, convert: Any, action: str) -> Any:
+        uuid = bytes(goal_handle.goal_id.uuid).hex()[:8]
+        label = f"goal {uuid} ({action})"
         controller = self._controller
-        if controller is None or not self._active:
+        if controller is None or not self._active:  # deactivated between acceptance and execution
             return self._finish(
-                goal_handle, action_type, ResultCode.INVALID_STATE, "the controller is not active"
+                goal_handle, action_type, label, ResultCode.INVALID_STATE, "the controller is not active"
             )
         try:
             core_goal = convert(controller)
         except conversions.GoalConversionError as error:
-            return self._finish(goal_handle, action_type, error.code, error.message)
-        for note in core_goal.pop("notes", []):
-            self.get_logger().warning(note)
+            return self._finish(goal_handle, action_type, label, error.code, error.message)
         try:
-            handle = controller.submit(core_goal)
+            tracked = self._submit(controller, core_goal, f"{action}, action goal {uuid}")
         except (ValueError, TypeError, RuntimeError) as error:
-            return self._finish(goal_handle, action_type, ResultCode.INVALID_GOAL, str(error))
+            return self._finish(goal_handle, action_type, label, ResultCode.INVALID_GOAL, str(error))
+        handle = tracked.handle
+        uuid_key = bytes(goal_handle.goal_id.uuid)
+        with self._tracked_lock:
+            self._action_goals[uuid_key] = tracked
+        if goal_handle.is_cancel_requested:  # canceled while it was being converted
+            handle.cancel()
         period = 1.0 / float(self._values["state_publish_rate"])
         canceled = False
         while not handle.done():
             if goal_handle.is_cancel_requested and not canceled:
                 handle.cancel()  # a minimum-time stop; the result comes at rest
                 canceled = True
+            self._log_stop(tracked)
             state = controller.state
             if state is not None and goal_handle.is_active:
                 feedback = action_type.Feedback()
                 conversions.fill_feedback(
-                    feedback, state, controller.joint_names, self.get_clock().now().to_msg()
+                    feedback,
+                    state,
+                    controller.joint_names,
+                    self.get_clock().now().to_msg(),
+                    time_from_start_s=self._trajectory_time.at(state),
                 )
                 goal_handle.publish_feedback(feedback)
             time.sleep(period)
+        self._log_stop(tracked)
+        with self._tracked_lock:
+            self._action_goals.pop(uuid_key, None)
         result = handle.result(timeout=0.0)
-        return self._finish(goal_handle, action_type, result.code, result.message, result.canceled)
+        self._settle(tracked, result)
+        code, message, was_canceled = result.code, result.message, result.canceled
+        if was_canceled and tracked.stopped_by_topic and not goal_handle.is_cancel_requested:
+            # Stopped by a command on ~/joint_trajectory: replaced by another command, as a newer goal
+            # would have replaced it (the arm braked to rest).
+            code = ResultCode.GOAL_ABORTED_DUE_TO_STITCHING
+            message = "stopped by an empty message on ~/joint_trajectory; the arm braked to rest"
+        return self._finish(goal_handle, action_type, label, code, message, was_canceled, logged=True)
 
     def _finish(
         self,
         goal_handle: Any,
         action_type: Any,
+        label: str,
         code: Any,
         message: str,
         canceled: bool = False,
+        logged: bool = False,
     ) -> Any:
         code_value = int(code)
+        if not logged:  # refused before the core saw it
+            name = conversions.result_code_name(code_value)
+            self._goal_log.log("warning", f"{label}: refused: {name} ({code_value}): {message}")
         # control_msgs knows only 0 … -5: result_for_action maps the rest and keeps our text.
         result = conversions.result_for_action(action_type, code_value, message)
         if canceled and goal_handle.is_cancel_requested:
@@ -400,4 +830,16 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["ADMITTANCE_ACTION", "DEFAULT_NODE_NAME", "MOVEIT_ACTION", "JtacNode", "main"]
+__all__ = [
+    "ADMITTANCE_ACTION",
+    "CONTROLLER_TYPE",
+    "DEFAULT_NODE_NAME",
+    "LIST_CONTROLLERS_SERVICE",
+    "MOVEIT_ACTION",
+    "ROBOT_DESCRIPTION_TOPIC",
+    "SWITCH_CONTROLLER_SERVICE",
+    "TRAJECTORY_TOPIC",
+    "GoalLog",
+    "JtacNode",
+    "main",
+]

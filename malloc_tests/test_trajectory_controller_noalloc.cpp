@@ -480,7 +480,10 @@ void run_every_mode(Harness& h) {
        {EventType::kGoalSucceeded, EventDetail::kNone, ResultCode::kSuccessful, g7}},
       "stitching and a refused stitch");
 
-  // ---- a goal arriving while the arm brakes (cancel)
+  // ---- goals arriving while the arm brakes (cancel): held until the brake ends, then taken from
+  // rest. One planned from where the arm was at the cancel is refused there (the brake carried the
+  // arm on by ~0.1 rad); one whose first point lies 0.5 s ahead is reached by the connecting segment
+  // from the rest position and runs.
   const std::uint64_t g9 = h.submit(swing_goal(h.out_.reference.position_rad, 2.0));
   h.run(500);
   h.cancel(g9);
@@ -488,12 +491,27 @@ void run_every_mode(Harness& h) {
   ASSERT_EQ(h.out_.mode, ControllerMode::kStopping);
   const std::uint64_t g10 = h.submit(swing_goal(h.out_.reference.position_rad, 2.0));
   ASSERT_TRUE(h.run_until(idle, kLong));
-  h.expect_events(
-      {{EventType::kGoalStarted, EventDetail::kNone, ResultCode::kSuccessful, g9},
-       {EventType::kStopStarted, EventDetail::kCanceled, ResultCode::kSuccessful, g9},
-       {EventType::kGoalAborted, EventDetail::kArrivedWhileBraking, ResultCode::kInvalidGoal, g10},
-       {EventType::kGoalCanceled, EventDetail::kCanceled, ResultCode::kSuccessful, g9}},
-      "goal while braking");
+  h.run(5);
+  const std::uint64_t g9b = h.submit(swing_goal(h.out_.reference.position_rad, 2.0));
+  h.run(500);
+  h.cancel(g9b);
+  h.cycle();
+  ASSERT_EQ(h.out_.mode, ControllerMode::kStopping);
+  jtac::TrajectoryGoal ahead = empty_goal();
+  append_swing(ahead, h.out_.reference.position_rad, 0.5, 2.0, kGoalPoints, 0.5);
+  const std::uint64_t g10b = h.submit(ahead);
+  ASSERT_TRUE(h.run_until([&] { return h.out_.goal_id == g10b; }, kLong));
+  ASSERT_TRUE(h.run_until(idle, kLong));
+  h.expect_events({{EventType::kGoalStarted, EventDetail::kNone, ResultCode::kSuccessful, g9},
+                   {EventType::kStopStarted, EventDetail::kCanceled, ResultCode::kSuccessful, g9},
+                   {EventType::kGoalCanceled, EventDetail::kCanceled, ResultCode::kSuccessful, g9},
+                   {EventType::kGoalAborted, EventDetail::kStartPositionJump, ResultCode::kInvalidGoal, g10},
+                   {EventType::kGoalStarted, EventDetail::kNone, ResultCode::kSuccessful, g9b},
+                   {EventType::kStopStarted, EventDetail::kCanceled, ResultCode::kSuccessful, g9b},
+                   {EventType::kGoalCanceled, EventDetail::kCanceled, ResultCode::kSuccessful, g9b},
+                   {EventType::kGoalStarted, EventDetail::kNone, ResultCode::kSuccessful, g10b},
+                   {EventType::kGoalSucceeded, EventDetail::kNone, ResultCode::kSuccessful, g10b}},
+                  "goals while braking");
 
   // ---- deactivation while executing, with a second goal still queued; re-activation
   const std::uint64_t g11 = h.submit(swing_goal(h.out_.reference.position_rad, 2.0));
@@ -608,8 +626,8 @@ TEST(TrajectoryControllerNoAlloc, EveryModeOverHundredThousandCyclesAllocatesNot
        {EventDetail::kPathTolerance, EventDetail::kGoalTolerance, EventDetail::kCanceled,
         EventDetail::kNonFiniteMeasuredPosition, EventDetail::kNonFiniteMeasuredVelocity,
         EventDetail::kNonFiniteJointOffset, EventDetail::kExternalStop, EventDetail::kGoalDuringSettling,
-        EventDetail::kArrivedWhileBraking, EventDetail::kReplacedByStitching,
-        EventDetail::kStitchPositionJump, EventDetail::kDeactivated}) {
+        EventDetail::kStartPositionJump, EventDetail::kReplacedByStitching, EventDetail::kStitchPositionJump,
+        EventDetail::kDeactivated}) {
     bool seen = false;
     for (const auto& e : h.all_events_) {
       seen = seen || e.detail == detail;

@@ -572,6 +572,19 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
   if (goal == nullptr) {
     return;
   }
+  const std::uint64_t id = goal->goal_id;
+  if (cancel_goal_id_.load(std::memory_order_acquire) == id) {
+    emit(EventType::kGoalCanceled, EventDetail::kCanceled, ResultCode::kSuccessful, id, -1, 0.0, 0.0, time_s);
+    goals_.decline();
+    return;
+  }
+  if (mode_ == ControllerMode::kStopping) {
+    // Stop-and-replan (MoveIt cancels, then sends the replanned goal without waiting for the
+    // result): the goal stays pending in the mailbox until the brake ends, at most the stop's
+    // predicted duration, and is then taken from rest like any goal arriving while idle: started if
+    // it is continuous with the rest position (start tolerances), refused with the jump if not.
+    return;
+  }
   // The active path at this cycle's time: what the reference would be without the new goal.
   if (mode_ == ControllerMode::kExecuting && active_goal_ != nullptr) {
     active_goal_->trajectory.sample(tau_s_ + period_s * scale_mid, path_now_traj_);
@@ -580,12 +593,6 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
   }
   path_now_ = path_now_traj_;
   scale_to_real_time(path_now_, time_scaler_.current());
-  const std::uint64_t id = goal->goal_id;
-  if (cancel_goal_id_.load(std::memory_order_acquire) == id) {
-    emit(EventType::kGoalCanceled, EventDetail::kCanceled, ResultCode::kSuccessful, id, -1, 0.0, 0.0, time_s);
-    goals_.decline();
-    return;
-  }
   if (fault.detail != EventDetail::kNone) {
     // Caught before the goal moved anything: the goal fails, the active one (if any) brakes for it.
     emit(EventType::kGoalAborted, fault.detail, ResultCode::kInvalidGoal, id, fault.joint, fault.value, 0.0,
@@ -603,10 +610,7 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
     return;
   }
   switch (mode_) {
-    case ControllerMode::kStopping:
-      emit(EventType::kGoalAborted, EventDetail::kArrivedWhileBraking, ResultCode::kInvalidGoal, id, -1, 0.0,
-           0.0, time_s);
-      goals_.decline();
+    case ControllerMode::kStopping:  // held above
       return;
     case ControllerMode::kSettling:
       emit(EventType::kGoalAborted, EventDetail::kGoalDuringSettling, ResultCode::kGoalAbortedDueToStitching,
@@ -767,14 +771,17 @@ UpdateStatus TrajectoryController::update(double time_s, double period_s, const 
     fault.joint = seams.input_fault_index;
     fault.value = seams.input_fault_value;
   }
-  const std::uint64_t goal_before = active_goal_id_;
-  handle_new_goal(time_s, period_s, scale_mid, fault);
-  const bool taken_this_cycle = active_goal_id_ != goal_before;
+  // A cancel of the active goal is served before a new goal is looked at: stop-and-replan sends the two
+  // back to back, and the replacement must then wait for the brake (held), not stitch onto the path
+  // that is being canceled.
   const std::uint64_t cancel_id = cancel_goal_id_.load(std::memory_order_acquire);
   if (cancel_id != 0 && cancel_id == active_goal_id_ && in_motion_mode(mode_)) {
     begin_stop(time_s, EventType::kGoalCanceled, ResultCode::kSuccessful, EventDetail::kCanceled, -1, 0.0,
                0.0);
   }
+  const std::uint64_t goal_before = active_goal_id_;
+  handle_new_goal(time_s, period_s, scale_mid, fault);
+  const bool taken_this_cycle = active_goal_id_ != goal_before;
   if (seams.stop_requested && in_motion_mode(mode_)) {
     begin_stop(time_s, EventType::kGoalAborted, seams.stop_code, seams.stop_detail, seams.stop_index,
                seams.stop_value, seams.stop_limit);

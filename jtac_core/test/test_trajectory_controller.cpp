@@ -1,6 +1,7 @@
 // The trajectory engine's state machine, driven cycle by cycle with a simulated robot.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "jtac_core/stop_trajectory.hpp"
 #include "jtac_core/trajectory_controller.hpp"
 
 namespace {
@@ -35,11 +37,16 @@ class Engine : public ::testing::Test {
  protected:
   void SetUp() override { configure({}); }
 
-  void configure(std::vector<std::string> continuous) {
+  // `robot_limits`: the FR3's joint velocity and acceleration limits bound jtac's own segments.
+  void configure(std::vector<std::string> continuous, bool robot_limits = false) {
     jtac::ControllerConfig config;
     config.joint_names = {"a", "b", "c"};
     config.continuous_joints = std::move(continuous);
     config.max_trajectory_points = 100;
+    if (robot_limits) {
+      config.max_velocity_rad_s = {2.62, 2.62, 2.62};       // FR3 joints 1-3 [rad/s]
+      config.max_acceleration_rad_s2 = {10.0, 10.0, 10.0};  // [rad/s²]
+    }
     params_.stop_accelerations_rad_s2 = jtac::JointVector::Constant(3, kStopAccel);
     params_.default_path_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
     params_.default_goal_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
@@ -360,19 +367,157 @@ TEST_F(Engine, AGoalDuringSettlingIsAbortedAndTheActiveOneStopped) {
   EXPECT_EQ(result.code, ResultCode::kGoalAbortedDueToStitching);
 }
 
-TEST_F(Engine, AGoalWhileBrakingIsAbortedWithTheReason) {
+// Stop-and-replan as MoveIt does it: cancel, then the replanned goal arrives while the arm still
+// brakes. It is held until the brake ends and then started from rest.
+class StopAndReplan : public Engine {
+ protected:
+  // Cancels `goal` mid-motion; returns where the brake will bring the arm to rest (the stop's own
+  // plan from the last command) and its predicted duration.
+  jtac::JointVector cancel_and_predict_rest(std::uint64_t goal, double& stop_duration_s) {
+    const jtac::JointVector q = out_.command.position_rad;
+    const jtac::JointVector v = out_.command.velocity_rad_s;
+    ctrl_.request_cancel(goal);
+    step();
+    EXPECT_EQ(out_.mode, ControllerMode::kStopping);
+    jtac::StopTrajectory stop;
+    stop.start(q, v, jtac::JointVector::Constant(3, kStopAccel));
+    stop_duration_s = stop.duration();
+    jtac::JointVector q_rest(3), v_rest(3), a_rest(3);
+    stop.sample(stop.duration(), q_rest, v_rest, a_rest);
+    return q_rest;
+  }
+
+  // What a planner sends: a t = 0 point at `q0` at rest, then a quintic move by `delta` (MoveIt's
+  // shape: positions, velocities, accelerations, the first point at time 0).
+  static jtac::TrajectoryGoal replan_from(const jtac::JointVector& q0, double delta, double duration_s) {
+    jtac::TrajectoryGoal goal;
+    goal.joint_names = {"a", "b", "c"};
+    goal.points.push_back(point(0.0, {q0[0], q0[1], q0[2]}, {0, 0, 0}, {0, 0, 0}));
+    for (int k = 1; k <= 4; ++k) {
+      const double s = k / 4.0;
+      const double p = 10 * std::pow(s, 3) - 15 * std::pow(s, 4) + 6 * std::pow(s, 5);
+      const double v = (30 * std::pow(s, 2) - 60 * std::pow(s, 3) + 30 * std::pow(s, 4)) / duration_s;
+      const double a = (60 * s - 180 * std::pow(s, 2) + 120 * std::pow(s, 3)) / (duration_s * duration_s);
+      goal.points.push_back(point(s * duration_s, {q0[0] + delta * p, q0[1] + delta * p, q0[2] + delta * p},
+                                  {delta * v, delta * v, delta * v}, {delta * a, delta * a, delta * a}));
+    }
+    return goal;
+  }
+};
+
+TEST_F(StopAndReplan, AGoalPlannedFromTheRestPositionIsHeldThroughTheBrakeAndStartsAtRestWithoutAStep) {
+  const auto first = submit(move(1.0, 1.0));
+  run(0.5);  // mid-motion: 1.875 rad/s on every joint
+  const double t_cancel = t_;
+  double stop_duration_s = 0.0;
+  const jtac::JointVector q_rest = cancel_and_predict_rest(first, stop_duration_s);
+  ASSERT_NEAR(stop_duration_s, 1.875 / kStopAccel, 1e-3);
+  run(0.1);  // the planner's latency: the replanned goal lands mid-brake
+  ASSERT_EQ(out_.mode, ControllerMode::kStopping);
+  const auto second = submit(replan_from(q_rest, 0.2, 1.0));
+  EXPECT_TRUE(ctrl_.submit_goal(move(0.1, 1.0), t_).busy);  // one goal held at a time
+  // Through the brake: not started, not refused, the stop runs as planned (v only shrinks).
+  double v_prev = out_.command.velocity_rad_s.cwiseAbs().maxCoeff();
+  double max_dv = 0.0;
+  double t_started = 0.0;
+  double t_canceled = 0.0;
+  while (t_ < t_cancel + 2.0 && t_started == 0.0) {
+    step();
+    const double v = out_.command.velocity_rad_s.cwiseAbs().maxCoeff();
+    max_dv = std::max(max_dv, std::abs(v - v_prev));
+    v_prev = v;
+    if (t_canceled == 0.0 && find(EventType::kGoalCanceled, first) != nullptr) {
+      t_canceled = t_;
+      EXPECT_EQ(out_.command.velocity_rad_s.norm(), 0.0);  // the cancel's result comes at rest
+      EXPECT_EQ(find(EventType::kGoalStarted, second), nullptr);
+    }
+    if (const Event* started = find(EventType::kGoalStarted, second); started != nullptr) {
+      t_started = started->time_s;
+    }
+  }
+  EXPECT_EQ(find(EventType::kGoalAborted, second), nullptr);
+  ASSERT_GT(t_canceled, 0.0);
+  ASSERT_GT(t_started, 0.0);
+  // Taken the cycle after the brake ended, within the predicted stop time.
+  EXPECT_NEAR(t_started, t_canceled + kDt, 1e-9);
+  EXPECT_LE(t_started - t_cancel, stop_duration_s + 2 * kDt);
+  // It starts where the arm rests, at rest: no position jump, no velocity step.
+  EXPECT_LT((out_.reference.position_rad - q_rest).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_LE(max_dv, kStopAccel * kDt + 1e-9);
+  const double peak_accel = 5.7735 * 0.2;  // the quintic's peak |a| = 10/sqrt(3)·Δ/T² [rad/s²]
+  for (int i = 0; i < 1100 && find(EventType::kGoalSucceeded, second) == nullptr; ++i) {
+    const jtac::JointVector v_before = out_.command.velocity_rad_s;
+    step();
+    EXPECT_LE((out_.command.velocity_rad_s - v_before).cwiseAbs().maxCoeff(), peak_accel * kDt + 1e-6);
+  }
+  ASSERT_NE(find(EventType::kGoalSucceeded, second), nullptr);
+  EXPECT_LT((out_.command.position_rad - q_rest - jtac::JointVector::Constant(3, 0.2)).cwiseAbs().maxCoeff(),
+            1e-9);
+}
+
+TEST_F(StopAndReplan, AGoalNotContinuousWithTheRestPositionIsRefusedAfterTheBrakeWithTheJump) {
   const auto first = submit(move(1.0, 1.0));
   run(0.5);
+  double stop_duration_s = 0.0;
+  const jtac::JointVector q_rest = cancel_and_predict_rest(first, stop_duration_s);
+  // Planned from where the arm was at the cancel: the brake carries it on by v·T/2 = 0.44 rad.
+  const jtac::JointVector q_planned = out_.command.position_rad;
+  const auto second = submit(replan_from(q_planned, 0.2, 1.0));
+  run(stop_duration_s - 0.05);
+  EXPECT_EQ(find(EventType::kGoalAborted, second), nullptr);  // held, not refused while braking
+  run_until(EventType::kGoalCanceled, first, 0.2);
+  const Event refused = run_until(EventType::kGoalAborted, second, 0.01);
+  EXPECT_EQ(refused.code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(refused.detail, EventDetail::kStartPositionJump);
+  EXPECT_EQ(refused.joint, 0);
+  EXPECT_NEAR(refused.value, std::abs(q_rest[0] - q_planned[0]), 1e-9);
+  EXPECT_DOUBLE_EQ(refused.limit, params_.start_position_tolerance_rad);
+  EXPECT_EQ(find(EventType::kGoalStarted, second), nullptr);
+  run(0.1);  // nothing moves
+  EXPECT_EQ(out_.mode, ControllerMode::kIdle);
+  EXPECT_LT((out_.command.position_rad - q_rest).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_EQ(out_.command.velocity_rad_s.norm(), 0.0);
+}
+
+TEST_F(StopAndReplan, ACancelAndItsReplacementInTheSameCycleBrakeFirst) {
+  const auto first = submit(move(1.0, 1.0));
+  run(0.5);
+  const jtac::JointVector q = out_.command.position_rad;
+  const jtac::JointVector v = out_.command.velocity_rad_s;
+  jtac::StopTrajectory stop;
+  stop.start(q, v, jtac::JointVector::Constant(3, kStopAccel));
+  jtac::JointVector q_rest(3), v_rest(3), a_rest(3);
+  stop.sample(stop.duration(), q_rest, v_rest, a_rest);
+  // Both reach the control thread before its next cycle: the cancel wins, the goal waits.
   ctrl_.request_cancel(first);
+  const auto second = submit(replan_from(q_rest, 0.2, 1.0));
   step();
-  ASSERT_EQ(out_.mode, ControllerMode::kStopping);
-  const auto second = submit(move(0.1, 1.0));
+  EXPECT_EQ(out_.mode, ControllerMode::kStopping);
+  EXPECT_EQ(find(EventType::kGoalAborted, first), nullptr);  // not replaced by stitching: canceled
+  EXPECT_EQ(find(EventType::kGoalStarted, second), nullptr);
+  run_until(EventType::kGoalCanceled, first, stop.duration() + 0.01);
+  const Event started = run_until(EventType::kGoalStarted, second, 0.01);
+  EXPECT_GT(started.time_s, 0.0);
+  EXPECT_LT((out_.reference.position_rad - q_rest).cwiseAbs().maxCoeff(), 1e-6);
+  run_until(EventType::kGoalSucceeded, second, 1.1);
+}
+
+TEST_F(StopAndReplan, AHeldGoalCanBeCanceledBeforeItStarts) {
+  const auto first = submit(move(1.0, 1.0));
+  run(0.5);
+  double stop_duration_s = 0.0;
+  const jtac::JointVector q_rest = cancel_and_predict_rest(first, stop_duration_s);
+  const auto second = submit(replan_from(q_rest, 0.2, 1.0));
   step();
-  const Event* rejected = find(EventType::kGoalAborted, second);
-  ASSERT_NE(rejected, nullptr);
-  EXPECT_EQ(rejected->code, ResultCode::kInvalidGoal);
-  EXPECT_EQ(rejected->detail, EventDetail::kArrivedWhileBraking);
-  run_until(EventType::kGoalCanceled, first, 2.0);
+  ctrl_.request_cancel(second);
+  step();
+  const Event* canceled = find(EventType::kGoalCanceled, second);
+  ASSERT_NE(canceled, nullptr);
+  EXPECT_EQ(out_.mode, ControllerMode::kStopping);  // the first goal's brake goes on
+  run_until(EventType::kGoalCanceled, first, stop_duration_s + 0.01);
+  run(0.1);
+  EXPECT_EQ(find(EventType::kGoalStarted, second), nullptr);
+  EXPECT_EQ(out_.mode, ControllerMode::kIdle);
 }
 
 TEST_F(Engine, DeactivationAbortsAtOnceAndLeavesTheLastSetpoint) {
@@ -809,21 +954,7 @@ TEST_F(Engine, AnInputFaultFromAnotherComponentFailsANewGoalBeforeMotion) {
 
 class ConnectingSegment : public Engine {
  protected:
-  void SetUp() override {
-    jtac::ControllerConfig config;
-    config.joint_names = {"a", "b", "c"};
-    config.max_trajectory_points = 100;
-    config.max_velocity_rad_s = {2.62, 2.62, 2.62};       // FR3 joints 1-3 [rad/s]
-    config.max_acceleration_rad_s2 = {10.0, 10.0, 10.0};  // [rad/s²]
-    params_.stop_accelerations_rad_s2 = jtac::JointVector::Constant(3, kStopAccel);
-    params_.default_path_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
-    params_.default_goal_tolerance_rad = jtac::JointVector::Constant(3, 0.05);
-    ctrl_.configure(config, params_);
-    ctrl_.activate();
-    q_ = jtac::JointVector::Zero(3);
-    dq_ = jtac::JointVector::Zero(3);
-    step();
-  }
+  void SetUp() override { configure({}, /*robot_limits=*/true); }
 
   // One point `delta` away at `t_first`, with velocities (a cubic segment from the command).
   static jtac::TrajectoryGoal ahead(double delta, double t_first) {

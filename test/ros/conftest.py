@@ -77,3 +77,13 @@ def echo_server():
         proc.kill()
         proc.wait()
     proc.stdout.close()
+
+
+@pytest.fixture
+def rig():
+    """The controller node, configured and active, and a client on another context (node_rig.Rig)."""
+    from node_rig import Rig
+
+    r = Rig({"default_path_tolerance": 0.3, "default_goal_time_tolerance": 0.5}).activate()
+    yield r
+    r.close()

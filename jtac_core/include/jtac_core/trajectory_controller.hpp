@@ -17,8 +17,12 @@
 //   * At the trajectory end, a final point with non-zero velocity is braked from (the result, decided
 //     at the end time, comes after the stop); settling (goal_time_tolerance > 0) holds the final
 //     position at rest.
-//   * A new goal while braking is aborted (INVALID_GOAL, "arm is braking"): MoveIt waits for the
-//     cancel result, which comes only once the arm has stopped.
+//   * A new goal while braking is held in the goal mailbox until the brake ends (at most the stop's
+//     predicted duration) and then taken from rest like a goal arriving while idle: it starts if it
+//     is continuous with the rest position (start_position/velocity_tolerance), else it is refused
+//     with the jump (INVALID_GOAL). MoveIt's stop-and-replan cancels and sends the replanned goal
+//     without waiting for the cancel result, i.e. while the arm still brakes. While a goal is held,
+//     submit_goal() answers `busy` (the mailbox holds one pending goal).
 //   * A goal stamped in the future holds the current position until then: while idle it waits; while
 //     executing it is stitched at once and must therefore continue the active path at rest
 //     (velocity check), i.e. it is accepted only if the arm is (nearly) still.
