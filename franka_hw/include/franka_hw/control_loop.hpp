@@ -1,4 +1,4 @@
-// The controller thread (issue 5 item 3): runs a control law (control_law.hpp; the composed JTAC
+// The controller thread: runs a control law (control_law.hpp; the composed JTAC
 // controller through JtacLaw) at update_rate against an AsyncInterface, reading its state buffer and
 // writing its command buffer, never waiting on either.
 //
