@@ -102,6 +102,7 @@ class Rig:
         self.client_spinner.start()
         self.action = ActionClient(self.client, Fjta, f"{ns}/follow_joint_trajectory")
         self.moveit = ActionClient(self.client, FollowJointTrajectory, f"{ns}/moveit/follow_joint_trajectory")
+        self.extra_action_clients: list[ActionClient] = []  # a test's own, destroyed by close()
         self.states: list[JointTrajectoryControllerState] = []
         self.client.create_subscription(
             JointTrajectoryControllerState, f"{ns}/controller_state", self.states.append, 100
@@ -182,12 +183,16 @@ class Rig:
         return self.wait(client.call_async(Trigger.Request()))
 
     def close(self):
-        self.action.destroy()
-        self.moveit.destroy()
-        # Each spin thread is joined before its context shuts down: a thread still inside the
-        # executor's wait would build a wait set on a dead context and raise (RCLError).
+        # The action clients are destroyed only once the client's spin thread has stopped: a thread
+        # still inside wait_for_ready_callbacks raises on a client destroyed under it.
         self.client_executor.shutdown(timeout_sec=5.0)
         self.client_spinner.join(timeout=5.0)
+        self.action.destroy()
+        self.moveit.destroy()
+        for client in self.extra_action_clients:
+            client.destroy()
+        # Each spin thread is joined before its context shuts down, too: a thread still inside the
+        # executor's wait would build a wait set on a dead context and raise (RCLError).
         self.client.destroy_node()
         rclpy.shutdown(context=self.client_context)
         if self.node._controller is not None:
