@@ -89,6 +89,10 @@ bool AsyncInterface::start() {
   }
   stop_requested_.store(false, std::memory_order_release);
   exit_status_.store(DeviceStatus::kOk, std::memory_order_release);
+  // A restart begins at the robot's echo, at rest: the reference of the last run (its velocity, and
+  // the robot time that passed meanwhile, read as hundreds of skipped ticks) would be extrapolated
+  // far off. The thread is not running, so its state may be touched here.
+  started_ = false;
   running_.store(true, std::memory_order_release);
   try {
     thread_ = std::thread([this] {

@@ -102,3 +102,29 @@ def test_a_device_error_resolves_the_pending_goal_with_the_devices_message(quiet
     assert c.timing()["hardware"]["device_errors"] >= 1
     with pytest.raises(RuntimeError, match=r"joint_velocity_violation.*automatic_error_recovery"):
         Controller(arm).start()
+
+
+def test_a_controller_restarted_after_stopping_mid_motion_starts_where_the_arm_stopped():
+    # Real time: the hardware thread stops while the reference moves at ~0.25 rad/s, and half a second
+    # of robot time passes before the restart. The restart begins at the robot's echo at rest; it used
+    # to continue the old reference, extrapolating its velocity over the ~500 ticks in between (0.45 rad
+    # off the arm, PATH_TOLERANCE_VIOLATED on the next goal, 1 run in 3).
+    arm = SimulatedArm("fr3", clock="realtime")
+    c = Controller(arm, default_path_tolerance=0.3).start()
+    try:
+        time.sleep(0.2)
+        q0 = c.state.q_cmd
+        handle = c.follow(Trajectory.quintic(q0, q0 + 1.5 * DELTA, 2.0), wait=False)
+        time.sleep(0.5)  # mid-motion, near the peak speed
+        c.stop()
+        assert handle.result(1.0).code == RC.INVALID_STATE
+        q_stopped = c.state.q_cmd
+        time.sleep(0.5)
+        c.start()
+        time.sleep(0.1)
+        q_cmd = c.state.q_cmd
+        assert np.abs(q_cmd - q_stopped).max() < 0.01  # [rad] the command did not run off
+        result = c.follow(Trajectory.quintic(q_cmd, q0, 1.0), timeout=5.0)
+        assert result.ok, result.message
+    finally:
+        c.stop()

@@ -561,3 +561,5 @@ def test_controller_manager_services_list_and_switch_the_controller(rig):
     )
     assert listed().state == "active"
     rig.wait_for(lambda: len(rig.states) > n_states + 2, what="states after the activation")
+    q = rig.q_cmd()
+    assert rig.run(_goal(q, q0, 1.0)).error_code == Fjta.Result.SUCCESSFUL
