@@ -268,26 +268,25 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
 
 bool AsyncInterface::settle_by_echo(const MotionLimiter& written, std::uint64_t delta,
                                     PacketRecord& record) noexcept {
-  if (!echo_disagrees(state_.q_d_rad, limiter_.q_rad())) {
+  // Only for a robot that drops late commands (Franka's control): one that applies them on arrival
+  // (franka-sim) shows substitutes for commands still on their way, stalls and catches up, and
+  // differences a late command's successor over the whole gap; there the tick handling stands.
+  if (config_.late_commands != LateCommands::kDropped || !echo_disagrees(state_.q_d_rad, limiter_.q_rad())) {
     return false;
   }
   // The two histories the robot can have for this tick: our last command applied and the cycles
   // after it substituted, or that command lost (dropped late, or lost on the wire) and every cycle
   // since the one before substituted. The echo (q_d: what the robot applied at this tick) names one.
-  // A robot that applies late commands on arrival (franka-sim) may show a substitute for a command
-  // still on its way, and rewinds it when the command lands: there only the first history counts.
   MotionLimiter applied = written;
   applied.extrapolate(delta - 1);
   MotionLimiter substituted = limiter_before_;
   substituted.extrapolate(delta);
-  const bool may_drop = config_.late_commands == LateCommands::kDropped;
   if (!echo_disagrees(state_.q_d_rad, applied.q_rad())) {
     limiter_ = applied;
-  } else if (may_drop && !echo_disagrees(state_.q_d_rad, substituted.q_rad())) {
+  } else if (!echo_disagrees(state_.q_d_rad, substituted.q_rad())) {
     limiter_ = substituted;
   } else {
-    // Neither: an echo that lags our commands by a cycle (franka-sim publishes a state before a
-    // command that lands late in its cycle). The tick handling's continuation stands.
+    // Neither: an echo that lags our commands by a cycle. The tick handling's continuation stands.
     return false;
   }
   bump(echo_resyncs_);

@@ -831,20 +831,12 @@ TEST(RateMatching, AnomalousTicksFollowThePolicy) {
     EXPECT_GE(matched.worst_acceleration_rad_s2, 0.99 * a_limit);  // the skips came at full acceleration
     EXPECT_LE(matched.worst_acceleration_rad_s2, a_limit * (1.0 + 1e-6));
     EXPECT_LE(matched.worst_jerk_rad_s3, j_limit * (1.0 + 1e-6));
-    // The other policy: against a robot that drops, the late commands here fall at constant
-    // acceleration, where our command and the robot's substitute coincide, and the echo confirms
-    // the substituted cycles that followed: in bounds. Against a robot that applies late commands
-    // and differences the next one over the whole gap, `dropped` breaks the published jerk limit
-    // (5000 rad/s³), which no echo can repair: the choice matters there, and this test sees it.
+    // The other policy against this robot breaks the published jerk limit (5000 rad/s³): the choice
+    // matters, and this test sees it.
     const LateCommands other =
         model == LateCommands::kDropped ? LateCommands::kAppliedOnArrival : LateCommands::kDropped;
     const SkipRun mismatched = run_skips(model, other);
-    if (model == LateCommands::kDropped) {
-      EXPECT_LE(mismatched.worst_jerk_rad_s3, j_limit * (1.0 + 1e-6));
-      EXPECT_EQ(mismatched.counters.echo_resyncs, 2U);  // the two late commands
-    } else {
-      EXPECT_GT(mismatched.worst_jerk_rad_s3, kFr3Limits.dddq_max_rad_s3[0]);
-    }
+    EXPECT_GT(mismatched.worst_jerk_rad_s3, kFr3Limits.dddq_max_rad_s3[0]);
   }
 }
 
