@@ -307,10 +307,18 @@ bool AsyncInterface::latest_state(DeviceState& state) noexcept {
 
 bool AsyncInterface::submit_command(const JointArray& q_rad, const JointArray& dq_rad_s,
                                     double controller_time_s) noexcept {
+  return submit_command(q_rad, dq_rad_s, controller_time_s, CommandSample::kUnknownTick, 0.0);
+}
+
+bool AsyncInterface::submit_command(const JointArray& q_rad, const JointArray& dq_rad_s,
+                                    double controller_time_s, std::uint64_t source_tick,
+                                    double nominal_interval_s) noexcept {
   CommandSample& sample = command_buffer_.write_buffer();
   sample.q_rad = q_rad;
   sample.dq_rad_s = dq_rad_s;
   sample.controller_time_s = controller_time_s;
+  sample.source_tick = source_tick;
+  sample.nominal_interval_s = nominal_interval_s;
   if (!is_finite(sample)) {
     bump(commands_refused_);
     return false;

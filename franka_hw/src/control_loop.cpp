@@ -199,7 +199,7 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   if (status != UpdateStatus::kOk) {
     update_not_ok_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!interface_.submit_command(out_.q_cmd_rad, out_.dq_cmd_rad_s, t)) {
+  if (!interface_.submit_command(out_.q_cmd_rad, out_.dq_cmd_rad_s, t, state_.tick, period_s_)) {
     commands_refused_.fetch_add(1, std::memory_order_relaxed);
   }
   have_update_ = true;

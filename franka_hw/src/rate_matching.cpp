@@ -238,7 +238,12 @@ void RateMatcher::reset() noexcept {
   packets_ = 0;
   interval_s_ = 0.0;
   interval_from_stamps_ = false;
+  had_source_tick_ = false;
+  interval_from_sources_ = false;
+  accel_valid_ = false;
+  source_lag_packets_ = 0.0;
   v_meas_.fill(0.0);
+  a_meas_.fill(0.0);
 }
 
 bool RateMatcher::on_sample(const CommandSample& sample, const JointArray& q_d_echo_rad,
@@ -247,39 +252,63 @@ bool RateMatcher::on_sample(const CommandSample& sample, const JointArray& q_d_e
     return false;
   }
   const double T = config_.period_s;
+  // The source tick counts only when it is a state already seen and not older than the longest
+  // ramp (a sample that old is placed at its arrival, as one without a source tick).
+  const bool has_source = sample.source_tick != CommandSample::kUnknownTick && sample.source_tick <= tick &&
+                          static_cast<double>(tick - sample.source_tick) <= config_.max_ramp_periods;
   if (has_sample_) {
-    // Device time between the arrivals; at least one period (two samples in one packet: the
-    // newest replaces the older one and the interval is one period).
-    const std::uint64_t ticks = tick > sample_tick_ ? tick - sample_tick_ : 1;
+    // Device time between the samples: between their source ticks when both carry one, else
+    // between the arrivals (at least one period: two samples in one packet, the newest replaces
+    // the older one).
+    const std::uint64_t arrival_ticks = tick > sample_tick_ ? tick - sample_tick_ : 1;
+    const bool from_sources = has_source && had_source_tick_ && sample.source_tick > source_tick_;
+    const std::uint64_t ticks = from_sources ? sample.source_tick - source_tick_ : arrival_ticks;
     const double device_interval_s = static_cast<double>(ticks) * T;
     const double stamp_interval_s = sample.controller_time_s - sample_.controller_time_s;
     const double f = config_.stamp_agreement_factor;
-    interval_from_stamps_ =
-        stamp_interval_s >= device_interval_s / f && stamp_interval_s <= device_interval_s * f;
+    interval_from_stamps_ = !from_sources && stamp_interval_s >= device_interval_s / f &&
+                            stamp_interval_s <= device_interval_s * f;
+    const double previous_interval_s = interval_s_;
     interval_s_ = interval_from_stamps_ ? stamp_interval_s : device_interval_s;
+    // Two consecutive intervals between source ticks also give the acceleration (see next()).
+    accel_valid_ = from_sources && interval_from_sources_;
+    interval_from_sources_ = from_sources;
     for (int i = 0; i < kNumJoints; ++i) {
-      v_meas_[i] = (sample.q_rad[i] - sample_.q_rad[i]) / interval_s_;
+      const double v_new = (sample.q_rad[i] - sample_.q_rad[i]) / interval_s_;
+      a_meas_[i] = accel_valid_ ? (v_new - v_meas_[i]) / (0.5 * (interval_s_ + previous_interval_s)) : 0.0;
+      v_meas_[i] = v_new;
     }
   } else {
     interval_s_ = config_.initial_interval_s;
     interval_from_stamps_ = false;
+    interval_from_sources_ = false;
+    accel_valid_ = false;
     v_meas_.fill(0.0);
+    a_meas_.fill(0.0);
   }
-  // The delay D of the reconstruction: the smoothed controller interval, fed only with intervals
-  // that did not time out (a stall must not stretch the ramps that follow it).
+  // The delay D of the reconstruction: the controller's nominal interval when it gives one, else
+  // the smoothed measured interval, fed only with intervals that did not time out (a stall must not
+  // stretch the ramps that follow it).
   const double interval_packets = interval_s_ / T;
-  if (!has_sample_) {
+  if (std::isfinite(sample.nominal_interval_s) && sample.nominal_interval_s > 0.0) {
+    delay_packets_ = std::clamp(sample.nominal_interval_s / T, 1.0, config_.max_ramp_periods);
+  } else if (!has_sample_) {
     delay_packets_ = std::clamp(interval_packets, 1.0, config_.max_ramp_periods);
   } else if (interval_packets <= config_.hold_after_intervals * delay_packets_) {
     delay_packets_ += config_.interval_smoothing * (interval_packets - delay_packets_);
     delay_packets_ = std::clamp(delay_packets_, 1.0, config_.max_ramp_periods);
   }
-  // The anchor's offset from the reconstruction (sample − v·D) at this instant, ramped out over D.
-  for (int i = 0; i < kNumJoints; ++i) {
-    anchor_offset_[i] = q_d_echo_rad[i] - (sample.q_rad[i] - v_meas_[i] * delay_packets_ * T);
-  }
+  // Ticks by which the sample's source precedes the tick before its arrival (0 when unknown).
+  source_lag_packets_ =
+      has_source ? static_cast<double>(tick) - 1.0 - static_cast<double>(sample.source_tick) : 0.0;
+  // The anchor's offset from the reconstruction at the tick before this arrival, ramped out over D.
   sample_ = sample;
+  for (int i = 0; i < kNumJoints; ++i) {
+    anchor_offset_[i] = q_d_echo_rad[i] - reconstruction(i, (source_lag_packets_ - delay_packets_) * T);
+  }
   sample_tick_ = tick;
+  source_tick_ = has_source ? sample.source_tick : 0;
+  had_source_tick_ = has_source;
   has_sample_ = true;
   holding_ = false;
   since_sample_ = 0;
@@ -294,7 +323,10 @@ void RateMatcher::next(RateTarget& target, std::uint64_t periods) noexcept {
     holding_ = true;
     return;
   }
-  since_sample_ += periods;
+  // k counts packets from the tick before the sample's arrival: a sample that arrived in this
+  // packet is one packet old, however many periods passed since the previous packet (its source
+  // tick, when known, says how old its content is).
+  since_sample_ += since_sample_ == 0 ? 1 : periods;
   const double k = static_cast<double>(since_sample_);
   const double T = config_.period_s;
   if (k > config_.hold_after_intervals * delay_packets_) {
@@ -311,10 +343,33 @@ void RateMatcher::next(RateTarget& target, std::uint64_t periods) noexcept {
   // (−e/(D·T)) would tell the limiter that the target runs toward the robot at up to e/T, so its
   // position error stays zero and it accelerates flat out across a large gap (a stitched or
   // re-started goal) and overshoots by v²/(2·a_max) instead of braking in time.
+  const double after_sample_s = (k + source_lag_packets_ - D) * T;
   for (int i = 0; i < kNumJoints; ++i) {
-    target.q_rad[i] = sample_.q_rad[i] + v_meas_[i] * (k - D) * T + anchor_offset_[i] * blend;
-    target.dq_rad_s[i] = v_meas_[i];
+    target.q_rad[i] = reconstruction(i, after_sample_s) + anchor_offset_[i] * blend;
+    // The limiter's velocity is the backward difference over one period (v' = (q' − q)/T): so is
+    // the target's (the measured velocity between the samples; over the last period on the curve).
+    target.dq_rad_s[i] = (reconstruction(i, after_sample_s) - reconstruction(i, after_sample_s - T)) / T;
   }
+}
+
+double RateMatcher::reconstruction(int i, double after_sample_s) const noexcept {
+  // The straight line through the last two samples, or, when the last two intervals were measured
+  // between source ticks, the parabola through the last two samples with the acceleration of the
+  // last three: its slope at the sample is v_end = v + a·interval/2 (the mean velocity v lags the
+  // motion by that), so between the samples it runs on the motion to j·h³ where the line misses by
+  // a·h²/8, and past the sample (one that arrived late) by j·Δ³ where the line misses by a·Δ²/2.
+  // Past two nominal intervals (at least 4 periods: a few states lost in a row) it goes on straight. A 1 kHz
+  // law whose state was lost thus keeps its reference on the trajectory to nrad; with the line it missed by
+  // µrad, and the limiter's position loop closed that at its jerk bound.
+  if (!accel_valid_) {
+    return sample_.q_rad[i] + v_meas_[i] * after_sample_s;
+  }
+  const double a = a_meas_[i];
+  const double v_end = v_meas_[i] + 0.5 * a * interval_s_;
+  const double curved_s = std::min(after_sample_s, std::max(2.0 * delay_packets_, 4.0) * config_.period_s);
+  const double straight_s = after_sample_s - curved_s;
+  return sample_.q_rad[i] + v_end * curved_s + 0.5 * a * curved_s * curved_s +
+         (v_end + a * curved_s) * straight_s;
 }
 
 }  // namespace jtac::hw

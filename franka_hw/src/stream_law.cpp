@@ -43,6 +43,7 @@ void StreamLaw::activate(const DeviceState& state) noexcept {
   const bool q_d_finite =
       std::all_of(state.q_d_rad.begin(), state.q_d_rad.end(), [](double x) { return std::isfinite(x); });
   q_cmd_ = q_d_finite ? state.q_d_rad : state.q_rad;
+  step_rad_ = {};
   matcher_.reset();
   while (mailbox_.take_new() != nullptr) {
   }
@@ -53,20 +54,38 @@ void StreamLaw::activate(const DeviceState& state) noexcept {
 
 void StreamLaw::deactivate(double /*time_s*/) noexcept { active_ = false; }
 
-UpdateStatus StreamLaw::update(const DeviceState& state, double /*time_s*/, double /*period_s*/,
+UpdateStatus StreamLaw::update(const DeviceState& state, double /*time_s*/, double period_s,
                                LawOutput& out) noexcept {
   if (!active_) {
     return UpdateStatus::kInactive;
   }
-  ++cycle_;
+  // The reconstruction runs on the robot's time: a cycle that comes after a lost (or late-read)
+  // state advances it by the controller periods that passed (period_s is the robot-time step since
+  // the last update), not by one; else the stream fell a period behind the robot's clock at every
+  // lost state and the hardware thread saw the motion stall for a tick.
+  const double ratio = period_s / matcher_.config().period_s;
+  const std::uint64_t periods = std::isfinite(ratio) && ratio > 1.5
+                                    ? static_cast<std::uint64_t>(std::llround(std::min(ratio, 1000.0)))
+                                    : 1;
+  cycle_ += periods;
   if (const CommandSample* sample = mailbox_.take_new()) {
-    if (matcher_.on_sample(*sample, q_cmd_, cycle_)) {
+    // The anchor is where the command was at the period before this one: the last command moved on
+    // at its own slope over the periods that had no cycle.
+    JointArray anchor = q_cmd_;
+    for (std::size_t j = 0; j < anchor.size(); ++j) {
+      anchor[j] += step_rad_[j] * static_cast<double>(periods - 1);
+    }
+    if (matcher_.on_sample(*sample, anchor, cycle_)) {
       taken_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  matcher_.next(target_);
+  matcher_.next(target_, periods);
   out.dq_cmd_rad_s = {};
+  step_rad_ = {};
   if (!target_.hold) {
+    for (std::size_t j = 0; j < q_cmd_.size(); ++j) {
+      step_rad_[j] = (target_.q_rad[j] - q_cmd_[j]) / static_cast<double>(periods);
+    }
     q_cmd_ = target_.q_rad;
     out.dq_cmd_rad_s = target_.dq_rad_s;
   }

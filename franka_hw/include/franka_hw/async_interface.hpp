@@ -177,6 +177,11 @@ class AsyncInterface {
   /// Controller side: hands over a sample; false (refused, counted, the previous one stays in
   /// force) for a non-finite value. Never waits; a newer sample replaces one not yet taken.
   bool submit_command(const JointArray& q_rad, const JointArray& dq_rad_s, double controller_time_s) noexcept;
+  /// As above, from a controller that read the state of `source_tick` (DeviceState::tick) to compute
+  /// the sample and runs every `nominal_interval_s` (0: unknown): the rate matcher then places the
+  /// sample on the device's time exactly, however late or early it arrives (see RateMatcher).
+  bool submit_command(const JointArray& q_rad, const JointArray& dq_rad_s, double controller_time_s,
+                      std::uint64_t source_tick, double nominal_interval_s) noexcept;
 
   /// The last command written to the device (the owner thread, or after stop()).
   const DeviceCommand& last_command() const noexcept { return command_; }

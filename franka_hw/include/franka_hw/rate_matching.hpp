@@ -170,6 +170,15 @@ struct CommandSample {
   JointArray q_rad{};
   JointArray dq_rad_s{};
   double controller_time_s = 0.0;
+  /// The device tick of the state the sample was computed from (a controller that reads the
+  /// device's states knows it), or kUnknownTick: then the sample is taken as computed from the
+  /// state one tick before its arrival.
+  std::uint64_t source_tick = kUnknownTick;
+  /// The controller's nominal period [s] (a fixed-rate loop knows it), or 0: then the rate matcher
+  /// estimates it from the arrivals.
+  double nominal_interval_s = 0.0;
+
+  static constexpr std::uint64_t kUnknownTick = ~std::uint64_t{0};
 };
 
 /// True when every value of the sample is finite.
@@ -202,18 +211,26 @@ struct RateTarget {
 
 /// Turns controller samples at any rate into one target per device packet.
 ///
-/// On a sample (on_sample()): the interval since the previous sample is measured in device time
-/// (ticks between the arrivals × T), or by the controller's stamps when they agree with it (they
-/// carry the sampling instant, free of the delivery jitter); v = Δq / interval. D, the smoothed
-/// controller interval in packets (intervals that timed out excluded), is the delay of the
-/// reconstruction: k packets after the sample the target is
-///   sample + v·(k − D)·T + e·max(0, 1 − k/D),   e = q_d_echo − (sample − v·D·T),
-/// i.e. the trajectory delayed by one controller interval, continued at the measured velocity, and
-/// starting from the robot's echoed desired position (the anchor), whose offset e is ramped out
-/// over D packets. With a steady controller e = 0 and the anchor is the previous sample: a 125 Hz
-/// staircase becomes one riser spread over 8 packets at the measured velocity. With a jittered one
-/// an early or late sample only changes e, not the slope by the ratio of the intervals.
-/// After hold_after_intervals · D packets without a sample the feed-forward times out: hold, the
+/// On a sample (on_sample()): the interval since the previous sample is measured in device time:
+/// between the ticks the samples were computed from when the controller says (source_tick), else
+/// between the arrivals (ticks × T), or by the controller's stamps when they agree with that (they
+/// carry the sampling instant, free of the delivery jitter); v = Δq / interval. D, the delay of the
+/// reconstruction in packets, is the controller's nominal interval when it gives one, else the
+/// smoothed measured interval (intervals that timed out excluded). At the packet of tick τ the
+/// target is
+///   sample + v·(τ − τ_s − D)·T + e·max(0, 1 − k/D),   e = q_d_echo − (sample + v·(τ_a − 1 − τ_s − D)·T),
+/// τ_s the sample's source tick (its arrival tick τ_a − 1 when unknown), k = τ − τ_a + 1 packets
+/// since the arrival: the trajectory delayed by one controller interval, continued at the measured
+/// velocity, and starting from the robot's echoed desired position (the anchor, the command of tick
+/// τ_a − 1), whose offset e is ramped out over D packets. When the last two intervals were both
+/// measured between source ticks, the straight line is the parabola through the last two samples
+/// with the acceleration of the last three (see reconstruction()). Placing the sample at its source tick
+/// rather than at its arrival keeps the reconstruction on the trajectory's time when a state was
+/// lost or read late and the sample arrives a tick late or early (a 1 kHz law: the target is
+/// exactly the sample of the tick before, whatever the arrivals did). With a steady controller e = 0 and the
+/// anchor is the previous sample: a 125 Hz staircase becomes one riser spread over 8 packets at the measured
+/// velocity. With a jittered one an early or late sample only changes e, not the slope by the ratio of the
+/// intervals. After hold_after_intervals · D packets without a sample the feed-forward times out: hold, the
 /// limiter brakes to rest. A non-finite sample is refused (the previous one stays in force).
 class RateMatcher {
  public:
@@ -248,11 +265,19 @@ class RateMatcher {
   const RateMatcherConfig& config() const noexcept { return config_; }
 
  private:
+  double reconstruction(int i, double after_sample_s) const noexcept;
+
   RateMatcherConfig config_;
   bool has_sample_ = false;
   bool holding_ = true;
   CommandSample sample_{};
-  std::uint64_t sample_tick_ = 0;
+  std::uint64_t sample_tick_ = 0;       // arrival tick τ_a
+  std::uint64_t source_tick_ = 0;       // τ_s
+  bool had_source_tick_ = false;        // whether the previous sample carried its source tick
+  double source_lag_packets_ = 0.0;     // τ_a − 1 − τ_s
+  bool interval_from_sources_ = false;  // the last interval was measured between source ticks
+  bool accel_valid_ = false;            // and so was the one before: a_meas_ holds
+  JointArray a_meas_{};                 // [rad/s²], from the last two intervals' velocities
   JointArray anchor_offset_{};
   JointArray v_meas_{};
   double delay_packets_ = 1.0;

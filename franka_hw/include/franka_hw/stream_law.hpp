@@ -49,6 +49,7 @@ class StreamLaw final : public ControlLaw {
   RateMatcher matcher_;
   RateTarget target_{};
   JointArray q_cmd_{};
+  JointArray step_rad_{};  // the last command's change per controller period
   std::uint64_t cycle_ = 0;
   bool active_ = false;
   std::atomic<std::uint64_t> taken_{0};
