@@ -192,9 +192,11 @@ struct ComposedLoop {
       std::exit(1);
     }
     ++goals;
+    cycle_in_goal = 0;
   }
   double cycle() {
     time_s += kPeriodS;
+    ++cycle_in_goal;
     const double t = time_s;
     for (int k = 0; k < num_tips; ++k) {
       wrenches[static_cast<std::size_t>(k)] << 8.0 * std::sin(2.0 * std::numbers::pi * 0.7 * t + k),
@@ -227,6 +229,44 @@ struct ComposedLoop {
   double time_s = 1.0;
   double max_offset_rad = 0.0;
   long goals = 0, executing = 0, failures = 0;
+  long cycle_in_goal = 0;  // cycles since the goal was submitted (1: the cycle that takes it)
+};
+
+/// A fixed amount of work (the same instructions every call, no data-dependent branch, no memory
+/// beyond two small arrays): whatever spread its time shows is the machine's, not the code's.
+struct ConstantWork {
+  int reps = 1;
+  double run() {
+    double a[42], b[42];
+    for (int i = 0; i < 42; ++i) {
+      a[i] = 1.0 + 1e-3 * i;
+      b[i] = 1.0 - 1e-3 * i;
+    }
+    const auto t0 = Clock::now();
+    for (int r = 0; r < reps; ++r) {
+      for (int k = 0; k < 42; ++k) {
+        double acc = 0.0;
+        for (int i = 0; i < 42; ++i) {
+          acc += a[i] * b[(i + k) % 42];
+        }
+        a[k] = 0.5 * a[k] + 1e-6 * acc;
+      }
+    }
+    const auto t1 = Clock::now();
+    sink = sink + a[7];
+    return std::chrono::duration<double, std::micro>(t1 - t0).count();
+  }
+  /// Sizes the work so that its median time is `target_us`.
+  void calibrate(double target_us) {
+    reps = 1;
+    std::vector<double> t(2000);
+    for (double& x : t) {
+      x = run();
+    }
+    const double one = jtac::test::latency_stats(t).p50_us;
+    reps = std::max(1, static_cast<int>(std::lround(target_us / std::max(one, 1e-3))));
+  }
+  volatile double sink = 0.0;
 };
 
 void print_row(const std::string& name, const jtac::test::LatencyStats& s) {
@@ -238,6 +278,45 @@ void print_row(const std::string& name, const jtac::test::LatencyStats& s) {
 void print_ratio(const jtac::test::LatencyStats& ours, const jtac::test::LatencyStats& base) {
   std::printf("%-52s %9.2f %9.2f %9.2f %9.2f\n", "  ratio (composed / plain)", ours.p50_us / base.p50_us,
               ours.p99_us / base.p99_us, ours.p999_us / base.p999_us, ours.max_us / base.max_us);
+}
+
+/// Is the composed update's tail the code or the machine? Beside it, in the same iteration, a
+/// constant amount of work of the same median time ran: its own tail is the machine's alone. The
+/// update's slow cycles are then split by where they fall in their goal (the cycle that takes the
+/// goal does the intake) and by whether the constant work next to them was slow too.
+void print_tail_attribution(const std::vector<double>& update_us, std::vector<double> constant_us,
+                            const std::vector<long>& phase) {
+  std::vector<double> sorted = update_us;
+  const jtac::test::LatencyStats u = jtac::test::latency_stats(sorted);
+  const std::vector<double> constant_unsorted = constant_us;
+  const jtac::test::LatencyStats c = jtac::test::latency_stats(constant_us);
+  std::printf("\nTail attribution, 7 joints, 1 tip (the update beside constant work of the same median):\n");
+  print_row("constant work (same instructions every call)", c);
+  print_row("JointTrajectoryAdmittanceController, 7 joints", u);
+  std::printf("%-52s %9.2f %9.2f %9.2f %9.2f\n", "  p/median: constant work", 1.0, c.p99_us / c.p50_us,
+              c.p999_us / c.p50_us, c.max_us / c.p50_us);
+  std::printf("%-52s %9.2f %9.2f %9.2f %9.2f\n", "  p/median: update", 1.0, u.p99_us / u.p50_us,
+              u.p999_us / u.p50_us, u.max_us / u.p50_us);
+  const double slow_us = u.p999_us;
+  long slow = 0, at_intake = 0, with_slow_neighbour = 0;
+  std::vector<double> steady;  // the update outside its goal's first cycle
+  for (std::size_t i = 0; i < update_us.size(); ++i) {
+    if (phase[i] > 1) {
+      steady.push_back(update_us[i]);
+    }
+    if (update_us[i] < slow_us) {
+      continue;
+    }
+    ++slow;
+    at_intake += phase[i] <= 1 ? 1 : 0;
+    with_slow_neighbour += constant_unsorted[i] >= c.p99_us ? 1 : 0;
+  }
+  const jtac::test::LatencyStats st = jtac::test::latency_stats(steady);
+  print_row("  the update, goal-intake cycles left out", st);
+  std::printf(
+      "  cycles at or above the update's p99.9 (%.1f us): %ld; of them the goal's intake cycle: %ld; "
+      "with the constant work beside them above its p99 too: %ld\n",
+      slow_us, slow, at_intake, with_slow_neighbour);
 }
 
 }  // namespace
@@ -256,6 +335,16 @@ int main(int argc, char** argv) {
   std::vector<double> plain_us[2] = {std::vector<double>(n), std::vector<double>(n)};
   std::vector<double> composed_us[2] = {std::vector<double>(n), std::vector<double>(n)};
   std::vector<double> clock_us(n);
+  std::vector<double> constant_us(n);
+  std::vector<long> phase(n);  // composed 7-joint cycle's index in its goal
+  ConstantWork constant;
+  {
+    std::vector<double> warm(2000);
+    for (double& x : warm) {
+      x = composed[0].cycle();
+    }
+    constant.calibrate(jtac::test::latency_stats(warm).p50_us);
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const auto t0 = Clock::now();
     const auto t1 = Clock::now();
@@ -263,8 +352,13 @@ int main(int argc, char** argv) {
     for (int r = 0; r < 2; ++r) {
       plain_us[r][i] = plain[r].cycle();
       composed_us[r][i] = composed[r].cycle();
+      if (r == 0) {
+        phase[i] = composed[0].cycle_in_goal;
+        constant_us[i] = constant.run();
+      }
     }
   }
+  const std::vector<double> composed7_us = composed_us[0];  // unsorted copy for the attribution
 
   std::printf(
       "JointTrajectoryAdmittanceController::update() with admittance on vs TrajectoryController::update(), "
@@ -294,5 +388,6 @@ int main(int argc, char** argv) {
         100.0 * static_cast<double>(composed[r].executing) / static_cast<double>(cycles), plain[r].failures,
         composed[r].failures, composed[r].max_offset_rad);
   }
+  print_tail_attribution(composed7_us, constant_us, phase);
   return failures == 0 ? 0 : 1;
 }
