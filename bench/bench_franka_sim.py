@@ -6,8 +6,9 @@ with a reflex) runs on a loopback address of this run (test/franka/sim_server.py
 test/franka/conftest.py starts it, stopped at the end); every robot-facing client talks to it through
 pylibfranka 0.21.3 exactly as it would talk to an FR3.
 
-1. Table 1 (shared/seeds/000_*) on franka-sim. dEXT = state received -> command sent (readOnce
-   returned -> writeOnce returned) [µs]: median / p99 over the last 1024 packets, max over the window;
+1. Table 1 of the fer-ros2 paper (the asynchronous Franka ROS 2 stack) on franka-sim. dEXT = state
+   received -> command sent (readOnce returned -> writeOnce returned) [µs]: median / p99 over the
+   last 1024 packets, max over the window;
    unserved cycles = robot ticks without a new command [%], counted two ways: from gaps in the robot
    time of the states the client read (libfranka's time is the state's message_id: a gap is a state
    the client never saw), and as 1 - control_command_success_rate (franka-sim's count of commands
@@ -25,7 +26,7 @@ pylibfranka 0.21.3 exactly as it would talk to an FR3.
    keeps no per-packet history: its largest write-to-write interval is drawn as a line).
 3. Figure 6: a 125 Hz source (a smooth joint-1 motion sampled at 125 Hz on the host clock, as a policy
    would): the staircase a naive loop would send (the newest sample held at every robot tick;
-   computed, never sent: on enforced franka-sim it aborts, shared/notes/franka.md) against jtac's
+   computed, never sent: on enforced franka-sim it aborts, franka_hw/README.md) against jtac's
    rate-matched 1 kHz command (Controller.stream(); q_cmd / dq_cmd of a recording at the controller,
    before the hardware thread's limiter, and the arm's measured q / dq).
 4. Python stalls: the largest gap between two commands [ms] while Python idles / blocks an event loop
@@ -105,7 +106,7 @@ STREAM_OMEGA_RAD_S = 2.5
 LATENCY_WINDOW = 1024  # packets: AsyncInterface.latency() covers the last 1024
 SUCCESS_WINDOW = 100  # control_command_success_rate: the last 100 commands
 WARMUP = 200  # packets of (a) and (b) not measured: (c) starts measuring 0.2 s after its goal
-# Table 1 of shared/seeds/000_*: LF (bare libfranka), RS (synchronous ROS 2), RA (asynchronous ROS 2)
+# Table 1 of the fer-ros2 paper: LF (bare libfranka), RS (synchronous ROS 2), RA (asynchronous ROS 2)
 PAPER = {
     "median": (12.0, 65.0, 13.0),
     "p99": (40.0, 137.0, 48.0),
@@ -1219,7 +1220,7 @@ def figure6(r: dict[str, Any], label: str, path: Path) -> Path | None:
     fig.suptitle(
         f"Figure 6 on franka-sim: a 125 Hz source, staircase vs rate-matched ({label})\n"
         "the staircase is computed from the same samples; sent to enforced franka-sim it aborts "
-        "(shared/notes/franka.md)",
+        "(franka_hw/README.md)",
         fontsize=9,
     )
     fig.savefig(path)

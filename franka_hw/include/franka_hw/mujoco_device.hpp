@@ -5,10 +5,11 @@
 //   τ = K·(q_d − q) + D·(dq_d − dq) + bias(q, dq),   clipped to the motor's limits (ctrlrange, forcerange),
 // with bias = MuJoCo's qfrc_bias (gravity + Coriolis + centrifugal) at the tick's start and (q_d, dq_d)
 // the command in force: what Franka's internal joint impedance does with position/velocity commands.
-// Default gains are Table 2 of shared/seeds/000 (joints 1–4 K 600 N·m/rad D 30 N·m·s/rad, 5: 250/10,
-// 6: 150/10, 7: 50/5); they track a 0.47 rad/s sinusoid on joint 4 within 1.7 mrad, so nothing stiffer
-// is needed. Joint damping and armature stay as the MJCF has them (uncompensated). The bias is the
-// model's own, so a held pose has no steady-state error (the real robot's model is not that exact).
+// Default gains are Table 2 of the fer-ros2 paper (the asynchronous Franka ROS 2 stack; joints
+// 1–4 K 600 N·m/rad D 30 N·m·s/rad, 5: 250/10, 6: 150/10, 7: 50/5); they track a 0.47 rad/s sinusoid on joint
+// 4 within 1.7 mrad, so nothing stiffer is needed. Joint damping and armature stay as the MJCF has them
+// (uncompensated). The bias is the model's own, so a held pose has no steady-state error (the real robot's
+// model is not that exact).
 //
 // One tick, in this order: take the newest command due at this tick (else re-apply the previous
 // one), take newly pushed wrenches, compute τ and the push forces from the state at the tick's start,
