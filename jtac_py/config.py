@@ -23,7 +23,8 @@ max_trajectory_points                      JtacConfig.max_trajectory_points
 robot_description / urdf_path / robot      JtacConfig.urdf_xml (robot_description(); first non-empty)
 base_frame                                 JtacConfig.base_frame
 sensor_frames, ee_frames                   JtacConfig.tips: TipFrames(sensor_frame, ee_frame) per tip
-ft_sensor_name, ft_sensors.<frame>.name    JtacConfig.has_force_torque_sensor (any tip has a sensor)
+ft_sensor_name, ft_sensors.<frame>.name    JtacConfig.has_force_torque_sensor (any tip has a sensor);
+                                             the loop's wrench source of each tip: wrench_sources()
 stop_accelerations                         T.stop_accelerations_rad_s2
 default_path_tolerance,                    T.default_path_tolerance_rad (one per joint; a non-zero
   constraints.<joint>.path_tolerance         per-joint value wins over the default)
@@ -51,7 +52,8 @@ A per-joint tolerance of 0 in ``constraints`` means "use the global default"
 the process around the controller (ROS node, hardware thread, simulator, recorder): planning_group_name,
 update_rate, state_publish_rate, hardware, robot_ip, late_commands, realtime_priority, cpu_affinity,
 record_buffer_cycles, and the per-tip sensor names themselves (the core only learns whether there is
-a sensor). ``robot`` matters only through the URDF and the frame-name defaults below.
+a sensor; the loop reads each tip's wrench from the source they decide, wrench_sources()). ``robot``
+matters only through the URDF and the frame-name defaults below.
 
 Every validation failure raises ``jtac_py.parameters.ParameterError`` (a ValueError) naming the
 parameter, the value and the rule; errors of the native ``configure`` are ValueErrors from the core.
@@ -70,6 +72,7 @@ from jtac_py.parameters import (
     admittance_enabled,
     default_joint_tolerances,
     default_schema,
+    tip_ft_sensor_names,
 )
 
 __all__ = [
@@ -79,6 +82,7 @@ __all__ = [
     "native_parameters",
     "resolve",
     "robot_description",
+    "wrench_sources",
 ]
 
 # Parameters whose schema defaults are FR3's names (fr3_joint1, fr3_link0, ...): resolve() fills those
@@ -282,6 +286,25 @@ def native_config(values: Mapping[str, Any], urdf_xml: str | None = None) -> _na
         has_force_torque_sensor=admittance_enabled(values),
         **robot_joint_limits(values),
     )
+
+
+def wrench_sources(values: Mapping[str, Any], arm_sensor_name: str) -> list[str]:
+    """Where the loop reads each tip's wrench, in sensor_frames order (``_native.ControlLoop``'s
+    ``set_wrench_sources``): ``"device"``, ``"external"`` or ``"none"``.
+
+    A tip whose sensor name (``ft_sensors.<frame>.name``, else ``ft_sensor_name``) is the arm's own
+    sensor (``arm_sensor_name``: SimulatedArm's flange sensor ``<robot>_ft``, FrankaArm's
+    ``<robot>_estimated_wrench``) reads the arm's reading; when no tip names it but the arm has one,
+    tip 0 does (the arm's sensor under another name, e.g. a configuration written for another driver).
+    Every other tip with a sensor name reads an external sensor, whose readings the application hands
+    over (``Controller.feed_wrench``; the ROS node's ``~/wrench/<sensor_frame>/input``); a tip with
+    no sensor name reads zero.
+    """
+    names = tip_ft_sensor_names(values)
+    arm_tips = {k for k, name in enumerate(names) if name and name == arm_sensor_name}
+    if not arm_tips and arm_sensor_name and names and names[0]:
+        arm_tips = {0}
+    return ["device" if k in arm_tips else "external" if name else "none" for k, name in enumerate(names)]
 
 
 def robot_joint_limits(values: Mapping[str, Any]) -> dict[str, list[float]]:

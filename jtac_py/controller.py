@@ -60,9 +60,10 @@ EventType = _native.EventType
 ControllerMode = _native.ControllerMode
 
 #: Columns a recording can hold (one row per controller cycle). Units: time [s], joints [rad, rad/s],
-#: wrenches [N, N·m] of tip 0: raw and filtered in the sensor frame (filtered still holds the
-#: payload's weight), control = payload-compensated in the control frame (the admittance's input);
-#: durations [µs].
+#: wrenches [N, N·m]: raw and filtered in the sensor frame (filtered still holds the payload's weight),
+#: control = payload-compensated in the control frame (the admittance's input); ``wrench_*`` are tip
+#: 0's (n, 6), ``wrenches_*`` every tip's (n, tips, 6), tip 0 first; trajectory_time [s] is the
+#: trajectory time of the sampled reference; durations [µs].
 RECORD_FIELDS = (
     "time",
     "tick",
@@ -76,12 +77,20 @@ RECORD_FIELDS = (
     "wrench_raw",
     "wrench_filtered",
     "wrench_control",
+    "wrenches_raw",
+    "wrenches_filtered",
+    "wrenches_control",
     "time_scale",
+    "trajectory_time",
     "mode",
     "status",
     "cycle_duration_us",
     "interval_us",
 )
+
+#: The per-tip wrench entries of a snapshot and a recording: (kMaxTips, 6) natively, cut to the tips
+#: the controller has.
+_TIP_FIELDS = ("wrenches_raw", "wrenches_filtered", "wrenches_control")
 
 #: Fraction of the robot's published velocity/acceleration/jerk limits the hardware thread's final
 #: limiter allows (the rest is margin for the robot's own reflexes).
@@ -312,9 +321,18 @@ class GoalHandle:
 # ================================================================================ state and recording
 
 
+def _no_tips() -> np.ndarray:
+    return np.zeros((0, 6))
+
+
 @dataclass(frozen=True)
 class ControllerState:
-    """The controller's last cycle (a snapshot; joint arrays in the controller's joint order)."""
+    """The controller's last cycle (a snapshot; joint arrays in the controller's joint order).
+
+    wrench_raw / wrench_filtered / wrench_control are tip 0's [N, N·m] (6,); wrenches_raw /
+    wrenches_filtered / wrenches_control every tip's (tips, 6), tip 0 first (sensor_frames order);
+    trajectory_time [s] is where in the active trajectory the reference was sampled.
+    """
 
     time: float
     tick: int
@@ -334,6 +352,10 @@ class ControllerState:
     goal_id: int
     time_scale: float
     timing: dict[str, Any] = field(repr=False)
+    wrenches_raw: np.ndarray = field(default_factory=_no_tips)
+    wrenches_filtered: np.ndarray = field(default_factory=_no_tips)
+    wrenches_control: np.ndarray = field(default_factory=_no_tips)
+    trajectory_time: float = 0.0
 
 
 class Stream:
@@ -512,6 +534,9 @@ class Controller:
             cpu=cpus[-1] if cpus else -1,
             record_capacity=int(given["record_buffer_cycles"]),
         )
+        # Each tip's wrench: the arm's sensor, an external one (feed_wrench) or none (config.py).
+        self._wrench_sources = jtac_config.wrench_sources(given, getattr(hardware, "ft_sensor_name", ""))
+        self._loop.set_wrench_sources(self._wrench_sources)
         self._lock = threading.RLock()  # goal table, recordings, pump
         self._goals: dict[int, GoalHandle] = {}
         self._tares: dict[int, concurrent.futures.Future[TareResult]] = {}
@@ -531,6 +556,17 @@ class Controller:
     @property
     def sensor_frames(self) -> list[str]:
         return list(self._core.sensor_frames)
+
+    @property
+    def num_tips(self) -> int:
+        """Tips the controller has (one per sensor frame): the rows of the wrenches_* fields."""
+        return int(self._core.num_tips)
+
+    @property
+    def wrench_sources(self) -> dict[str, str]:
+        """Where each tip's wrench comes from, by sensor frame: "device" (the arm's sensor),
+        "external" (readings handed over by feed_wrench) or "none" (no sensor: zero)."""
+        return dict(zip(self.sensor_frames, self._wrench_sources, strict=True))
 
     @property
     def values(self) -> dict[str, Any]:
@@ -770,6 +806,34 @@ class Controller:
         except concurrent.futures.TimeoutError:
             raise TimeoutError(f"zero_fts({frame}) not done after {timeout} s") from None
 
+    def feed_wrench(self, sensor_frame: str, wrench_n_nm: Sequence[float]) -> None:
+        """Hands over the newest reading of an external force/torque sensor: the tip of `sensor_frame`
+        whose sensor is not the arm's (wrench_sources "external").
+
+        wrench_n_nm: [Fx Fy Fz Tx Ty Tz] [N, N·m] in the sensor frame's axes, about its origin (the
+        wrench the tool side exerts on the sensor). The next controller cycle takes it and holds it
+        until the next reading; a non-finite value is a sensor fault (a running goal stops with
+        ADMITTANCE_ERROR). Never waits on the controller; any thread. ValueError for an unknown
+        frame, a tip that does not read an external sensor or a wrench that is not 6 numbers.
+        """
+        frames = self.sensor_frames
+        if sensor_frame not in frames:
+            raise ValueError(
+                f"sensor_frame '{sensor_frame}' is not a sensor frame of this controller: {frames}"
+            )
+        tip = frames.index(sensor_frame)
+        source = self._wrench_sources[tip]
+        if source != "external":
+            reason = "reads the arm's own sensor" if source == "device" else "has no force/torque sensor"
+            raise ValueError(
+                f"feed_wrench({sensor_frame}): tip {tip} {reason}; only a tip whose sensor is not the "
+                "arm's (ft_sensors.<frame>.name) takes readings"
+            )
+        wrench = np.asarray(wrench_n_nm, dtype=float).reshape(-1)
+        if wrench.shape != (6,):
+            raise ValueError(f"feed_wrench({sensor_frame}): wrench has {wrench.size} values, expected 6")
+        self._loop.feed_wrench(tip, wrench)
+
     # ---------------------------------------------------------------------------- state
     @property
     def state(self) -> ControllerState | None:
@@ -777,6 +841,10 @@ class Controller:
         snap = self._loop.snapshot()
         if snap is None:
             return None
+        del snap["num_tips"]
+        n = self.num_tips
+        for name in _TIP_FIELDS:
+            snap[name] = snap[name][:n]
         return ControllerState(**snap)
 
     def timing(self) -> dict[str, Any]:
@@ -963,6 +1031,9 @@ class Controller:
         with self._lock:
             if self._recordings:
                 chunk = self._loop.drain()
+                n = self.num_tips
+                for name in _TIP_FIELDS:
+                    chunk[name] = chunk[name][:, :n]
                 if len(chunk["time"]):
                     for recording in self._recordings:
                         recording._append(chunk)

@@ -23,8 +23,10 @@ Interfaces (``~`` = the node's name, default ``joint_trajectory_admittance_contr
 ``controller_manager/list_controllers``    service ``controller_manager_msgs/srv/ListControllers``
 ``controller_manager/switch_controller``   service ``controller_manager_msgs/srv/SwitchController``:
                                            ros2_control's manager for this one controller (lifecycle)
-``~/wrench/<sensor_frame>/raw``,           ``geometry_msgs/msg/WrenchStamped``, sensor frame
-``~/wrench/<sensor_frame>/filtered``
+``~/wrench/<sensor_frame>/raw``,           ``geometry_msgs/msg/WrenchStamped``, sensor frame: every
+``~/wrench/<sensor_frame>/filtered``       tip's reading and its tared, filtered wrench
+``~/wrench/<sensor_frame>/input``          subscription ``geometry_msgs/msg/WrenchStamped``, for each
+                                           tip whose sensor is not the arm's: its readings
 parameters                                 every entry of ``params/jtac_parameters.yaml``
 =========================================  ==========================================================
 
@@ -221,7 +223,7 @@ class JtacNode(LifecycleNode):
         from control_msgs.msg import JointTrajectoryControllerState
         from geometry_msgs.msg import WrenchStamped
         from jtac.action import FollowJointTrajectoryWithAdmittance
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
         from std_srvs.srv import Trigger
@@ -277,6 +279,19 @@ class JtacNode(LifecycleNode):
             for kind in ("raw", "filtered"):
                 self._topics[f"{kind}:{frame}"] = self.create_lifecycle_publisher(
                     WrenchStamped, f"~/wrench/{frame}/{kind}", 10
+                )
+        # A tip whose sensor is not the arm's reads what its sensor's driver publishes here (remap
+        # the driver's topic onto it); sensor-data QoS takes reliable and best-effort publishers.
+        for frame, source in self._controller.wrench_sources.items():
+            if source == "external":
+                self._entities.append(
+                    self.create_subscription(
+                        WrenchStamped,
+                        f"~/wrench/{frame}/input",
+                        lambda msg, frame=frame: self._on_wrench_input(frame, msg),
+                        qos_profile_sensor_data,
+                        callback_group=self._group,
+                    )
                 )
         rate = int(self._values["state_publish_rate"])
         self._entities.append(self.create_timer(1.0 / rate, self._publish_state, callback_group=self._group))
@@ -504,6 +519,23 @@ class JtacNode(LifecycleNode):
         response.message = tare.message
         return response
 
+    # ---------------------------------------------------------------------------------- wrench input
+    def _on_wrench_input(self, frame: str, msg: Any) -> None:
+        """A reading of the external sensor of `frame`'s tip, handed to the loop (taken at its next
+        cycle). A reading stamped in another frame is dropped: the controller would read it in the
+        wrong axes."""
+        controller = self._controller
+        if controller is None or not self._active:
+            return
+        if msg.header.frame_id and msg.header.frame_id != frame:
+            self._goal_log.note(
+                f"~/wrench/{frame}/input: readings in frame '{msg.header.frame_id}' are dropped; "
+                f"the tip's sensor measures in '{frame}'"
+            )
+            return
+        f, t = msg.wrench.force, msg.wrench.torque
+        controller.feed_wrench(frame, (f.x, f.y, f.z, t.x, t.y, t.z))
+
     # ---------------------------------------------------------------------------------- state topics
     def _publish_state(self) -> None:
         self._watch_topic_goals()
@@ -526,11 +558,12 @@ class JtacNode(LifecycleNode):
             )
         )
         self._topics["joints"].publish(conversions.joint_state_msg(state, names, stamp))
-        if controller.sensor_frames:
-            frame = controller.sensor_frames[0]  # the loop reports tip 0's sensor
-            self._topics[f"raw:{frame}"].publish(conversions.wrench_stamped(state.wrench_raw, frame, stamp))
+        for tip, frame in enumerate(controller.sensor_frames):
+            self._topics[f"raw:{frame}"].publish(
+                conversions.wrench_stamped(state.wrenches_raw[tip], frame, stamp)
+            )
             self._topics[f"filtered:{frame}"].publish(
-                conversions.wrench_stamped(state.wrench_filtered, frame, stamp)
+                conversions.wrench_stamped(state.wrenches_filtered[tip], frame, stamp)
             )
 
     # ---------------------------------------------------------------------------------- goal log

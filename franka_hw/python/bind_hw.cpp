@@ -8,8 +8,9 @@
 // threads themselves never touch Python. The Python objects keep what they hold alive: an
 // AsyncInterface keeps its device, a ControlLoop its interface and controller.
 //
-// Arrays: joints as (7,) float64, wrenches [Fx Fy Fz Tx Ty Tz] as (6,) [N, N·m]; a drained recording
-// is a dict of column arrays, one row per controller cycle.
+// Arrays: joints as (7,) float64, wrenches [Fx Fy Fz Tx Ty Tz] as (6,) [N, N·m] (tip 0: wrench_*) and
+// as (kMaxTips, 6) (every tip, tip 0 first: wrenches_*); a drained recording is a dict of column
+// arrays, one row per controller cycle.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -53,6 +54,51 @@ std::array<double, N> fixed(const InputArray& a, const char* name) {
 template <std::size_t N>
 py::array_t<double> array_of(const std::array<double, N>& v) {
   return py::array_t<double>(static_cast<py::ssize_t>(N), v.data());
+}
+
+/// Every tip's wrench as a (kMaxTips, 6) array (rows from the law's tip count on are zero).
+py::array_t<double> tips_of(const jtac::hw::TipWrenchArray& w) {
+  py::array_t<double> a({static_cast<py::ssize_t>(w.size()), py::ssize_t{6}});
+  auto v = a.mutable_unchecked<2>();
+  for (py::ssize_t k = 0; k < v.shape(0); ++k) {
+    for (py::ssize_t i = 0; i < 6; ++i) {
+      v(k, i) = w[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
+    }
+  }
+  return a;
+}
+
+jtac::hw::WrenchSource wrench_source_of(const std::string& name) {
+  if (name == "device") {
+    return jtac::hw::WrenchSource::kDevice;
+  }
+  if (name == "external") {
+    return jtac::hw::WrenchSource::kExternal;
+  }
+  if (name == "none") {
+    return jtac::hw::WrenchSource::kNone;
+  }
+  throw std::invalid_argument("a wrench source is 'device', 'external' or 'none', got '" + name + "'");
+}
+
+const char* wrench_source_name(jtac::hw::WrenchSource source) {
+  switch (source) {
+    case jtac::hw::WrenchSource::kDevice:
+      return "device";
+    case jtac::hw::WrenchSource::kExternal:
+      return "external";
+    case jtac::hw::WrenchSource::kNone:
+      break;
+  }
+  return "none";
+}
+
+jtac::hw::JtacLaw& jtac_law_of(jtac::hw::ControlLoop& loop) {
+  jtac::hw::JtacLaw* law = loop.jtac_law();
+  if (law == nullptr) {
+    throw std::logic_error("ControlLoop: this loop runs no JTAC controller");
+  }
+  return *law;
 }
 
 // The flight recorder as column arrays (packet, tick, read/write host time, flags, q_d echo, command).
@@ -153,13 +199,18 @@ py::dict snapshot_dict(const jtac::hw::LoopSnapshot& s) {
   d["dq_ref"] = array_of(s.dq_ref_rad_s);
   d["error"] = array_of(s.error_rad);
   d["joint_offset"] = array_of(s.joint_offset_rad);
-  d["wrench_raw"] = array_of(s.wrench_raw_N_Nm);
-  d["wrench_filtered"] = array_of(s.wrench_filtered_N_Nm);
-  d["wrench_control"] = array_of(s.wrench_control_N_Nm);
+  d["wrench_raw"] = array_of(s.wrench_raw_N_Nm[0]);
+  d["wrench_filtered"] = array_of(s.wrench_filtered_N_Nm[0]);
+  d["wrench_control"] = array_of(s.wrench_control_N_Nm[0]);
+  d["num_tips"] = s.num_tips;
+  d["wrenches_raw"] = tips_of(s.wrench_raw_N_Nm);
+  d["wrenches_filtered"] = tips_of(s.wrench_filtered_N_Nm);
+  d["wrenches_control"] = tips_of(s.wrench_control_N_Nm);
   d["mode"] = s.mode;
   d["status"] = s.status;
   d["goal_id"] = s.goal_id;
   d["time_scale"] = s.time_scale;
+  d["trajectory_time"] = s.trajectory_time_s;
   d["timing"] = timing_dict(s.timing);
   return d;
 }
@@ -194,7 +245,23 @@ py::dict columns(const std::vector<jtac::hw::CycleRecord>& rows) {
     }
     return a;
   };
+  // (n, kMaxTips, 6): every tip's wrench of every row.
+  const auto tips = [&](auto get) {
+    const auto width = static_cast<py::ssize_t>(jtac::kMaxTips);
+    py::array_t<double> a({n, width, py::ssize_t{6}});
+    auto v = a.mutable_unchecked<3>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const jtac::hw::TipWrenchArray& row = get(rows[static_cast<std::size_t>(i)]);
+      for (py::ssize_t k = 0; k < width; ++k) {
+        for (py::ssize_t j = 0; j < 6; ++j) {
+          v(i, k, j) = row[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
+        }
+      }
+    }
+    return a;
+  };
   using R = jtac::hw::CycleRecord;
+  using Tips = jtac::hw::TipWrenchArray;
   py::dict d;
   d["time"] = scalar([](const R& r) { return r.time_s; });
   d["tick"] = integer([](const R& r) { return r.tick; });
@@ -205,10 +272,15 @@ py::dict columns(const std::vector<jtac::hw::CycleRecord>& rows) {
   d["q_ref"] = matrix([](const R& r) -> const JointArray& { return r.q_ref_rad; }, 7);
   d["error"] = matrix([](const R& r) -> const JointArray& { return r.error_rad; }, 7);
   d["joint_offset"] = matrix([](const R& r) -> const JointArray& { return r.joint_offset_rad; }, 7);
-  d["wrench_raw"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_raw_N_Nm; }, 6);
-  d["wrench_filtered"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_filtered_N_Nm; }, 6);
-  d["wrench_control"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_control_N_Nm; }, 6);
+  d["wrench_raw"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_raw_N_Nm[0]; }, 6);
+  d["wrench_filtered"] =
+      matrix([](const R& r) -> const WrenchArray& { return r.wrench_filtered_N_Nm[0]; }, 6);
+  d["wrench_control"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_control_N_Nm[0]; }, 6);
+  d["wrenches_raw"] = tips([](const R& r) -> const Tips& { return r.wrench_raw_N_Nm; });
+  d["wrenches_filtered"] = tips([](const R& r) -> const Tips& { return r.wrench_filtered_N_Nm; });
+  d["wrenches_control"] = tips([](const R& r) -> const Tips& { return r.wrench_control_N_Nm; });
   d["time_scale"] = scalar([](const R& r) { return r.time_scale; });
+  d["trajectory_time"] = scalar([](const R& r) { return r.trajectory_time_s; });
   d["mode"] = integer([](const R& r) { return static_cast<int>(r.mode); });
   d["status"] = integer([](const R& r) { return static_cast<int>(r.status); });
   d["cycle_duration_us"] = scalar([](const R& r) { return r.cycle_duration_us; });
@@ -245,6 +317,8 @@ void bind_hw(py::module_& m) {
   using jtac::hw::ControlLoop;
   using jtac::hw::DeviceStatus;
   using jtac::hw::MujocoDevice;
+
+  m.attr("MAX_TIPS") = jtac::kMaxTips;  // tips one controller handles (wrenches_* rows)
 
   py::enum_<DeviceStatus>(m, "DeviceStatus", "Outcome of a device read/write or a loop step")
       .value("OK", DeviceStatus::kOk)
@@ -358,7 +432,7 @@ void bind_hw(py::module_& m) {
       .def(py::init([](jtac::hw::Device& device, double limit_margin, int fifo_priority, int cpu,
                        const std::optional<InputArray>& dq_max, const std::optional<InputArray>& ddq_max,
                        const std::optional<InputArray>& dddq_max, const std::string& late_commands,
-                       bool position_based_velocity_limits) {
+                       bool position_based_velocity_limits, const std::string& limiter) {
              jtac::hw::AsyncInterfaceConfig config;
              if (late_commands == "dropped") {
                config.late_commands = jtac::hw::LateCommands::kDropped;
@@ -383,6 +457,13 @@ void bind_hw(py::module_& m) {
                config.limits.dddq_max_rad_s3 = fixed<7>(*dddq_max, "dddq_max_rad_s3");
              }
              config.limits.position_based_velocity_limits = position_based_velocity_limits;
+             if (limiter == "motion") {
+               config.limiter = jtac::hw::LimiterKind::kMotionLimiter;
+             } else if (limiter == "ruckig") {
+               config.limiter = jtac::hw::LimiterKind::kRuckig;
+             } else {
+               throw std::invalid_argument("limiter must be 'motion' or 'ruckig', got '" + limiter + "'");
+             }
              config.fifo_priority = fifo_priority;
              config.cpu = cpu;
              return std::make_unique<AsyncInterface>(device, config);
@@ -390,12 +471,14 @@ void bind_hw(py::module_& m) {
            py::arg("device"), py::kw_only(), py::arg("limit_margin") = 0.8, py::arg("fifo_priority") = 80,
            py::arg("cpu") = -1, py::arg("dq_max_rad_s") = py::none(), py::arg("ddq_max_rad_s2") = py::none(),
            py::arg("dddq_max_rad_s3") = py::none(), py::arg("late_commands") = "dropped",
-           py::arg("position_based_velocity_limits") = true, py::keep_alive<1, 2>(),
+           py::arg("position_based_velocity_limits") = true, py::arg("limiter") = "motion",
+           py::keep_alive<1, 2>(),
            "Limits default to the FR3's published ones; the limiter allows limit_margin of them. "
            "late_commands: what the robot does with a command that missed its cycle, 'dropped' (Franka's "
            "control) or 'applied' (franka-sim); it decides how the reference continues after skipped ticks. "
            "position_based_velocity_limits: keep the velocity inside the FR3's position-based envelope "
-           "(False for a robot without one, e.g. the Panda)")
+           "(False for a robot without one, e.g. the Panda). limiter: 'motion' (MotionLimiter, the "
+           "default) or 'ruckig' (RuckigLimiter; with late_commands='dropped' only, franka_hw/README.md)")
       .def(
           "start", [](AsyncInterface& a) { return a.start(); }, "Starts the real-time thread")
       .def(
@@ -505,6 +588,41 @@ void bind_hw(py::module_& m) {
           "use_law", [](ControlLoop& l, jtac::hw::StreamLaw* law) { l.use_law(law); },
           py::arg("law").none(true), py::keep_alive<1, 2>(),
           "Switches the control law at the next cycle (None: back to the JTAC controller)")
+      .def(
+          "set_wrench_sources",
+          [](ControlLoop& l, const std::vector<std::string>& sources) {
+            if (sources.size() > static_cast<std::size_t>(jtac::kMaxTips)) {
+              throw std::invalid_argument("set_wrench_sources: " + std::to_string(sources.size()) +
+                                          " tips, at most " + std::to_string(jtac::kMaxTips));
+            }
+            std::array<jtac::hw::WrenchSource, jtac::kMaxTips> s{};
+            for (std::size_t k = 0; k < sources.size(); ++k) {
+              s[k] = wrench_source_of(sources[k]);
+            }
+            jtac_law_of(l).set_wrench_sources(s);
+          },
+          py::arg("sources"),
+          "Where each tip's raw wrench comes from, tip 0 first: 'device' (the arm's F/T reading), "
+          "'external' (feed_wrench) or 'none' (zero); tips not listed: 'none'")
+      .def(
+          "wrench_sources",
+          [](ControlLoop& l) {
+            std::vector<std::string> names;
+            for (int k = 0; k < jtac::kMaxTips; ++k) {
+              names.emplace_back(wrench_source_name(jtac_law_of(l).wrench_source(k)));
+            }
+            return names;
+          },
+          "Each tip's wrench source (kMaxTips entries)")
+      .def(
+          "feed_wrench",
+          [](ControlLoop& l, int tip, const InputArray& wrench) {
+            return jtac_law_of(l).feed_wrench(tip, fixed<6>(wrench, "wrench_N_Nm"));
+          },
+          py::arg("tip"), py::arg("wrench_N_Nm"),
+          "The newest reading [Fx Fy Fz Tx Ty Tz] of tip `tip`'s external sensor (sensor frame), taken "
+          "at the next cycle and held until the next; False for a tip whose source is not 'external'. "
+          "Never waits on the controller thread")
       .def(
           "snapshot",
           [](ControlLoop& l) -> py::object {

@@ -20,10 +20,36 @@ JtacLaw::JtacLaw(JointTrajectoryAdmittanceController& controller) : controller_(
   out_.joint_offset_rad.setZero(kNumJoints);
   // Eigen does not zero-initialise: a controller without a sensor never writes these.
   for (int k = 0; k < kMaxTips; ++k) {
-    wrenches_[static_cast<std::size_t>(k)].setZero();
-    out_.wrench_filtered_sensor[static_cast<std::size_t>(k)].setZero();
-    out_.wrench_control[static_cast<std::size_t>(k)].setZero();
+    const auto tip = static_cast<std::size_t>(k);
+    wrenches_[tip].setZero();
+    out_.wrench_filtered_sensor[tip].setZero();
+    out_.wrench_control[tip].setZero();
+    sources_[tip].store(k == 0 ? WrenchSource::kDevice : WrenchSource::kExternal, std::memory_order_relaxed);
   }
+}
+
+void JtacLaw::set_wrench_sources(const std::array<WrenchSource, kMaxTips>& sources) noexcept {
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    sources_[k].store(sources[k], std::memory_order_release);
+  }
+}
+
+WrenchSource JtacLaw::wrench_source(int tip) const noexcept {
+  if (tip < 0 || tip >= kMaxTips) {
+    return WrenchSource::kNone;
+  }
+  return sources_[static_cast<std::size_t>(tip)].load(std::memory_order_acquire);
+}
+
+bool JtacLaw::feed_wrench(int tip, const WrenchArray& wrench_N_Nm) {
+  if (tip >= controller_.num_tips() || wrench_source(tip) != WrenchSource::kExternal) {
+    return false;
+  }
+  const std::lock_guard<std::mutex> lock(feed_mutex_);  // LatestValue has one writer
+  LatestValue<WrenchArray>& feed = feeds_[static_cast<std::size_t>(tip)];
+  feed.write_buffer() = wrench_N_Nm;
+  feed.publish();
+  return true;
 }
 
 void JtacLaw::activate(const DeviceState& state) noexcept {
@@ -44,8 +70,29 @@ UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double per
     q_[i] = state.q_rad[static_cast<std::size_t>(i)];
     dq_[i] = state.dq_rad_s[static_cast<std::size_t>(i)];
   }
-  for (int i = 0; i < 6; ++i) {
-    wrenches_[0][i] = state.has_wrench ? state.wrench_sensor_N_Nm[static_cast<std::size_t>(i)] : 0.0;
+  const int num_tips = controller_.num_tips();
+  for (int k = 0; k < kMaxTips; ++k) {
+    const auto tip = static_cast<std::size_t>(k);
+    WrenchArray& raw = out.wrench_raw_N_Nm[tip];
+    raw = {};
+    switch (k < num_tips ? sources_[tip].load(std::memory_order_acquire) : WrenchSource::kNone) {
+      case WrenchSource::kDevice:
+        if (state.has_wrench) {
+          raw = state.wrench_sensor_N_Nm;
+        }
+        break;
+      case WrenchSource::kExternal:
+        if (const WrenchArray* fresh = feeds_[tip].take_new()) {
+          external_N_Nm_[tip] = *fresh;
+        }
+        raw = external_N_Nm_[tip];
+        break;
+      case WrenchSource::kNone:
+        break;
+    }
+    for (int i = 0; i < 6; ++i) {
+      wrenches_[tip][i] = raw[static_cast<std::size_t>(i)];
+    }
   }
   const UpdateStatus status = controller_.update(time_s, period_s, q_, dq_, wrenches_, out_);
   copy_joints(out_.trajectory.command.position_rad, out.q_cmd_rad);
@@ -54,13 +101,20 @@ UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double per
   copy_joints(out_.trajectory.reference.velocity_rad_s, out.dq_ref_rad_s);
   copy_joints(out_.trajectory.error_rad, out.error_rad);
   copy_joints(out_.joint_offset_rad, out.joint_offset_rad);
-  for (int i = 0; i < 6; ++i) {
-    out.wrench_filtered_N_Nm[static_cast<std::size_t>(i)] = out_.wrench_filtered_sensor[0][i];
-    out.wrench_control_N_Nm[static_cast<std::size_t>(i)] = out_.wrench_control[0][i];
+  out.num_tips = num_tips;
+  for (std::size_t tip = 0; tip < static_cast<std::size_t>(kMaxTips); ++tip) {
+    for (int i = 0; i < 6; ++i) {
+      const bool configured = tip < static_cast<std::size_t>(num_tips);
+      out.wrench_filtered_N_Nm[tip][static_cast<std::size_t>(i)] =
+          configured ? out_.wrench_filtered_sensor[tip][i] : 0.0;
+      out.wrench_control_N_Nm[tip][static_cast<std::size_t>(i)] =
+          configured ? out_.wrench_control[tip][i] : 0.0;
+    }
   }
   out.mode = out_.trajectory.mode;
   out.goal_id = out_.trajectory.goal_id;
   out.time_scale = out_.trajectory.time_scale;
+  out.trajectory_time_s = out_.trajectory.trajectory_time_s;
   return status;
 }
 

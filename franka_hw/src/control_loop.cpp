@@ -47,7 +47,7 @@ bool supported_rate(int rate_hz) noexcept {
          rate_hz == 100;
 }
 
-std::unique_ptr<JtacLaw> jtac_law(JointTrajectoryAdmittanceController& controller) {
+std::unique_ptr<JtacLaw> make_jtac_law(JointTrajectoryAdmittanceController& controller) {
   if (controller.joint_names().size() != static_cast<std::size_t>(kNumJoints)) {
     throw std::invalid_argument("ControlLoop: the controller must be configured with 7 joints, has " +
                                 std::to_string(controller.joint_names().size()));
@@ -60,7 +60,7 @@ std::unique_ptr<JtacLaw> jtac_law(JointTrajectoryAdmittanceController& controlle
 ControlLoop::ControlLoop(AsyncInterface& interface, JointTrajectoryAdmittanceController& controller,
                          const ControlLoopConfig& config)
     : interface_(interface),
-      owned_law_(jtac_law(controller)),
+      owned_law_(make_jtac_law(controller)),
       law_(*owned_law_),
       requested_law_(&law_),
       active_law_(&law_),
@@ -223,16 +223,15 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   s.dq_ref_rad_s = out_.dq_ref_rad_s;
   s.error_rad = out_.error_rad;
   s.joint_offset_rad = out_.joint_offset_rad;
-  for (int i = 0; i < 6; ++i) {
-    s.wrench_raw_N_Nm[static_cast<std::size_t>(i)] =
-        state_.has_wrench ? state_.wrench_sensor_N_Nm[static_cast<std::size_t>(i)] : 0.0;
-  }
+  s.num_tips = out_.num_tips;
+  s.wrench_raw_N_Nm = out_.wrench_raw_N_Nm;
   s.wrench_filtered_N_Nm = out_.wrench_filtered_N_Nm;
   s.wrench_control_N_Nm = out_.wrench_control_N_Nm;
   s.mode = out_.mode;
   s.status = status;
   s.goal_id = out_.goal_id;
   s.time_scale = out_.time_scale;
+  s.trajectory_time_s = out_.trajectory_time_s;
   s.timing = timing();
   snapshots_.publish();
 
@@ -246,10 +245,12 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
     row_.q_ref_rad = s.q_ref_rad;
     row_.error_rad = s.error_rad;
     row_.joint_offset_rad = s.joint_offset_rad;
+    row_.num_tips = s.num_tips;
     row_.wrench_raw_N_Nm = s.wrench_raw_N_Nm;
     row_.wrench_filtered_N_Nm = s.wrench_filtered_N_Nm;
     row_.wrench_control_N_Nm = s.wrench_control_N_Nm;
     row_.time_scale = s.time_scale;
+    row_.trajectory_time_s = s.trajectory_time_s;
     row_.mode = s.mode;
     row_.status = status;
     row_.cycle_duration_us = duration_us;

@@ -97,11 +97,19 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double /*time_s*/, doub
     out.error_rad[j] = q_cmd_[j] - state.q_rad[j];
   }
   out.joint_offset_rad = {};
-  out.wrench_filtered_N_Nm = state.has_wrench ? state.wrench_sensor_N_Nm : WrenchArray{};
+  // No F/T pipeline: the device's reading, unprocessed, as tip 0's raw and filtered wrench.
+  out.num_tips = state.has_wrench ? 1 : 0;
+  out.wrench_raw_N_Nm = {};
+  out.wrench_filtered_N_Nm = {};
   out.wrench_control_N_Nm = {};
+  if (state.has_wrench) {
+    out.wrench_raw_N_Nm[0] = state.wrench_sensor_N_Nm;
+    out.wrench_filtered_N_Nm[0] = state.wrench_sensor_N_Nm;
+  }
   out.mode = target_.hold ? ControllerMode::kIdle : ControllerMode::kExecuting;
   out.goal_id = 0;
   out.time_scale = 1.0;
+  out.trajectory_time_s = 0.0;
   return UpdateStatus::kOk;
 }
 

@@ -34,10 +34,11 @@ using jtac::hw::JointArray;
 using jtac::hw::kFr3HomeRad;
 using jtac::hw::LoopSnapshot;
 
-// The whole rig: device, interface, controller and loop.
+// The whole rig: device, interface, controller and loop. With two tips, tip 1 is a second sensor
+// at fr3_link7 controlling fr3_tcp (a sensor outside the device: its readings are fed).
 struct Rig {
   explicit Rig(int update_rate_hz, ClockMode clock = ClockMode::kLockstep,
-               std::size_t record_capacity = ControlLoopConfig{}.record_capacity) {
+               std::size_t record_capacity = ControlLoopConfig{}.record_capacity, int tips = 1) {
     jtac::hw::MujocoDeviceConfig dc;
     dc.mjcf_xml = jtac::test::read_text_file(JTAC_FR3_MJCF);
     dc.clock = clock;
@@ -49,8 +50,10 @@ struct Rig {
     config.urdf_xml = jtac::test::read_text_file(JTAC_FR3_URDF);
     config.base_frame = "fr3_link0";
     config.tips = {{"fr3_ft_sensor", "fr3_ee"}};
+    if (tips == 2) {
+      config.tips.push_back({"fr3_link7", "fr3_tcp"});
+    }
     config.has_force_torque_sensor = true;
-    jtac::JtacParameters params;
     params.trajectory.stop_accelerations_rad_s2 = jtac::JointVector::Constant(7, 5.0);
     params.trajectory.default_path_tolerance_rad = jtac::JointVector::Constant(7, 0.05);
     params.trajectory.default_goal_tolerance_rad = jtac::JointVector::Constant(7, 0.01);
@@ -97,6 +100,7 @@ struct Rig {
 
   std::unique_ptr<jtac::hw::MujocoDevice> device;
   std::unique_ptr<jtac::hw::AsyncInterface> interface;
+  jtac::JtacParameters params;
   jtac::JointTrajectoryAdmittanceController controller;
   std::unique_ptr<ControlLoop> loop;
   std::vector<Event> events;
@@ -228,6 +232,130 @@ TEST(ControlLoop, RecordingNCyclesGivesNRowsAndNoDrops) {
     EXPECT_NEAR(rows[i].time_s - rows[i - 1].time_s, 0.008, 1e-9);
     EXPECT_EQ(rows[i].tick - rows[i - 1].tick, 8U);
   }
+}
+
+double force_norm(const jtac::hw::WrenchArray& w) {
+  return std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+}
+
+// Two tips: the device's sensor feeds tip 0, tip 1's external sensor is fed through the law; both
+// tips' raw, filtered and control wrenches reach the snapshot and every recorded row.
+TEST(ControlLoop, EveryTipsWrenchesReachTheSnapshotAndTheRecord) {
+  using jtac::hw::WrenchArray;
+  using jtac::hw::WrenchSource;
+  Rig rig(250, ClockMode::kLockstep, ControlLoopConfig{}.record_capacity, 2);
+  jtac::hw::JtacLaw* law = rig.loop->jtac_law();
+  ASSERT_NE(law, nullptr);
+  EXPECT_EQ(law->wrench_source(0), WrenchSource::kDevice);
+  EXPECT_EQ(law->wrench_source(1), WrenchSource::kExternal);
+  rig.run(0.05);
+  LoopSnapshot s = rig.snap();
+  EXPECT_EQ(s.num_tips, 2);
+  EXPECT_EQ(s.wrench_raw_N_Nm[1], WrenchArray{});  // nothing fed yet
+  const WrenchArray w1 = {2.0, -3.0, 5.0, 0.1, 0.2, -0.3};
+  EXPECT_TRUE(law->feed_wrench(1, w1));
+  EXPECT_FALSE(law->feed_wrench(0, w1));  // tip 0 reads the device
+  EXPECT_FALSE(law->feed_wrench(2, w1));  // not a configured tip
+  EXPECT_FALSE(law->feed_wrench(-1, w1));
+  rig.run_packets(rig.loop->packets_per_cycle());  // the next cycle takes it
+  rig.loop->start_recording();
+  const double push_n = 15.0;  // world +y at the TCP: through the device's sensor, tip 0's
+  rig.device->push("fr3_tcp", {0.0, push_n, 0.0, 0.0, 0.0, 0.0}, 0.3);
+  rig.run(0.4);
+  rig.loop->stop_recording();
+  s = rig.snap();
+  EXPECT_EQ(s.wrench_raw_N_Nm[1], w1);  // held since it was fed
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(s.wrench_filtered_N_Nm[1][i], w1[i], 1e-12) << i;  // no filter, deadband or tare
+  }
+  // Tip 1's control wrench: its reading in fr3_tcp's axes (no payload), the same force.
+  EXPECT_NEAR(force_norm(s.wrench_control_N_Nm[1]), force_norm(w1), 1e-9);
+  EXPECT_GT(std::abs(s.wrench_control_N_Nm[1][3]) + std::abs(s.wrench_control_N_Nm[1][4]), 0.0);
+  for (std::size_t k = 2; k < s.wrench_raw_N_Nm.size(); ++k) {  // tips not configured
+    EXPECT_EQ(s.wrench_raw_N_Nm[k], WrenchArray{});
+    EXPECT_EQ(s.wrench_filtered_N_Nm[k], WrenchArray{});
+    EXPECT_EQ(s.wrench_control_N_Nm[k], WrenchArray{});
+  }
+  std::vector<CycleRecord> rows;
+  rig.loop->drain(rows);
+  ASSERT_EQ(rows.size(), 100U);  // 0.4 s at 250 Hz
+  double max_tip0_n = 0.0;
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.num_tips, 2);
+    EXPECT_EQ(r.wrench_raw_N_Nm[1], w1);
+    max_tip0_n = std::max(max_tip0_n, force_norm(r.wrench_raw_N_Nm[0]));
+  }
+  std::printf("[ tips ] tip 0 (device) read up to %.2f N of the %.0f N push; tip 1 (fed) held %.2f N\n",
+              max_tip0_n, push_n, force_norm(w1));
+  EXPECT_NEAR(max_tip0_n, push_n, 0.2 * push_n);
+  // Both tips external: tip 0 now reads what it is fed, no longer the device.
+  law->set_wrench_sources(
+      {WrenchSource::kExternal, WrenchSource::kExternal, WrenchSource::kNone, WrenchSource::kNone});
+  const WrenchArray w0 = {-1.0, 0.5, 0.25, 0.0, 0.0, 0.0};
+  EXPECT_TRUE(law->feed_wrench(0, w0));
+  rig.run(0.02);
+  EXPECT_EQ(rig.snap().wrench_raw_N_Nm[0], w0);
+  // A tip without a sensor reads zero and takes no readings.
+  law->set_wrench_sources(
+      {WrenchSource::kExternal, WrenchSource::kNone, WrenchSource::kNone, WrenchSource::kNone});
+  EXPECT_FALSE(law->feed_wrench(1, w1));
+  rig.run(0.02);
+  EXPECT_EQ(rig.snap().wrench_raw_N_Nm[1], WrenchArray{});
+}
+
+// The trajectory time of the sampled reference, carried from the engine: the reference is the
+// planned quintic at exactly that time, and the time advances by the speed scale of every cycle,
+// also while the scale ramps down mid-goal.
+TEST(ControlLoop, TheTrajectoryTimeIsThatOfTheSampledReferenceAcrossASpeedChange) {
+  Rig rig(250);
+  rig.run(0.05);
+  const double duration = 2.0;
+  const auto id = rig.submit(quintic(kDelta, duration));
+  rig.loop->start_recording();
+  rig.run(0.6);
+  jtac::JtacParameters slow = rig.params;
+  slow.trajectory.time_scale_percentage = 40.0;
+  ASSERT_EQ(rig.controller.set_parameters(slow), "");
+  for (int i = 0; i < 8000 && rig.find(EventType::kGoalSucceeded, id) == nullptr; ++i) {
+    rig.run_packets(1);
+  }
+  ASSERT_NE(rig.find(EventType::kGoalSucceeded, id), nullptr);
+  rig.loop->stop_recording();
+  std::vector<CycleRecord> rows;
+  rig.loop->drain(rows);
+  int executing = 0;
+  double max_reference_error = 0.0;
+  double max_step_error = 0.0;
+  double min_scale = 1.0;
+  double last_tau = 0.0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const CycleRecord& r = rows[i];
+    if (r.mode != jtac::ControllerMode::kExecuting || rows[i - 1].mode != jtac::ControllerMode::kExecuting) {
+      continue;
+    }
+    ++executing;
+    const double u = std::min(r.trajectory_time_s / duration, 1.0);
+    const double p = 10 * std::pow(u, 3) - 15 * std::pow(u, 4) + 6 * std::pow(u, 5);
+    for (std::size_t j = 0; j < 7; ++j) {
+      max_reference_error =
+          std::max(max_reference_error, std::abs(r.q_ref_rad[j] - (kFr3HomeRad[j] + kDelta[j] * p)));
+    }
+    // dτ = T·(s_prev + s)/2, the engine's midpoint rule, with s the scale each row reports.
+    const double step = r.trajectory_time_s - rows[i - 1].trajectory_time_s;
+    max_step_error =
+        std::max(max_step_error, std::abs(step - 0.004 * 0.5 * (rows[i - 1].time_scale + r.time_scale)));
+    min_scale = std::min(min_scale, r.time_scale);
+    last_tau = r.trajectory_time_s;
+  }
+  std::printf(
+      "[ trajectory time ] %d executing cycles, scale down to %.3f: max |q_ref − q(τ)| = %.2g rad, "
+      "max |dτ − T·s| = %.2g s\n",
+      executing, min_scale, max_reference_error, max_step_error);
+  EXPECT_GT(executing, 600);  // 0.6 s at full speed, then 1.4 s of trajectory at 40 %: ~4 s
+  EXPECT_NEAR(min_scale, 0.4, 1e-3);
+  EXPECT_LT(max_reference_error, 1e-9);
+  EXPECT_LT(max_step_error, 1e-12);
+  EXPECT_NEAR(last_tau, duration, 0.004);
 }
 
 TEST(ControlLoop, TheRecordRingHoldsItsConfiguredRowsAndCountsTheRest) {
@@ -422,7 +550,7 @@ TEST(ControlLoop, RealTimeSmoke) {
 #else
 
 TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughAGoalWithRecording) {
-  Rig rig(250);
+  Rig rig(250, ClockMode::kLockstep, ControlLoopConfig{}.record_capacity, 2);  // tip 1 fed
   rig.run(0.05);
   const auto id = rig.submit(quintic(kDelta, 0.6));
   rig.loop->start_recording();
@@ -431,6 +559,10 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughAGoalWithRecording) 
   LoopSnapshot s;
   const auto allocations = jtac::test::count_allocations([&] {
     for (int i = 0; i < 1200; ++i) {
+      if (i % 4 == 0) {  // an external sensor's reading every controller cycle
+        const double f = 0.001 * i;
+        failures += rig.loop->jtac_law()->feed_wrench(1, {f, -f, 0.5 * f, 0.0, 0.0, 0.0}) ? 0 : 1;
+      }
       failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
       failures += rig.loop->snapshot(s) ? 0 : 1;
     }

@@ -15,28 +15,46 @@
 // counted, never written.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_core/mailbox.hpp"
 
 namespace jtac::hw {
+
+/// One wrench [Fx Fy Fz Tx Ty Tz] per tip [N, N·m], tip 0 first (the tips of JtacConfig::tips);
+/// entries from the law's tip count on are zero.
+using TipWrenchArray = std::array<WrenchArray, kMaxTips>;
 
 /// What a law produces in one cycle: the command, and what the loop shows in its snapshot and
 /// record. A law without a reference or a wrench pipeline fills q_ref/dq_ref with its command and
 /// leaves the rest at zero.
 struct LawOutput {
-  JointArray q_cmd_rad{};              ///< position command to the hardware
-  JointArray dq_cmd_rad_s{};           ///< velocity command (feed-forward) to the hardware
-  JointArray q_ref_rad{};              ///< nominal reference (no compliance offset)
-  JointArray dq_ref_rad_s{};           ///< nominal reference velocity
-  JointArray error_rad{};              ///< reference − measured
-  JointArray joint_offset_rad{};       ///< compliance offset added to the reference
-  WrenchArray wrench_filtered_N_Nm{};  ///< processed sensor wrench, sensor frame (tip 0)
-  WrenchArray wrench_control_N_Nm{};   ///< payload-compensated, control frame: what the law acts on
+  JointArray q_cmd_rad{};                 ///< position command to the hardware
+  JointArray dq_cmd_rad_s{};              ///< velocity command (feed-forward) to the hardware
+  JointArray q_ref_rad{};                 ///< nominal reference (no compliance offset)
+  JointArray dq_ref_rad_s{};              ///< nominal reference velocity
+  JointArray error_rad{};                 ///< reference − measured
+  JointArray joint_offset_rad{};          ///< compliance offset added to the reference
+  int num_tips = 0;                       ///< tips filled in the three wrench arrays (≤ kMaxTips)
+  TipWrenchArray wrench_raw_N_Nm{};       ///< per tip: the sensor reading the law took, sensor frame
+  TipWrenchArray wrench_filtered_N_Nm{};  ///< per tip: tared, filtered, deadbanded, sensor frame
+  TipWrenchArray wrench_control_N_Nm{};   ///< per tip: payload-compensated, control frame (acted on)
   ControllerMode mode = ControllerMode::kInactive;
-  std::uint64_t goal_id = 0;  ///< active goal, 0 = none
-  double time_scale = 1.0;    ///< trajectory speed in [0, 1]
+  std::uint64_t goal_id = 0;       ///< active goal, 0 = none
+  double time_scale = 1.0;         ///< trajectory speed in [0, 1]
+  double trajectory_time_s = 0.0;  ///< τ of the sampled reference in the active trajectory [s]
+};
+
+/// Where JtacLaw takes a tip's raw wrench from, each cycle.
+enum class WrenchSource : std::uint8_t {
+  kNone = 0,  ///< no sensor: zero
+  kDevice,    ///< the device's F/T reading (DeviceState::wrench_sensor_N_Nm; zero without one)
+  kExternal,  ///< a sensor outside the device: the newest reading given to JtacLaw::feed_wrench()
 };
 
 /// A control law for ControlLoop (see the top of this file).
@@ -63,8 +81,10 @@ class ControlLaw {
 };
 
 /// The composed JTAC controller (trajectory engine + F/T pipeline + admittance) as a control law.
-/// The device's F/T reading feeds tip 0 (zero without a sensor). Goals, cancels, parameters, tares
-/// and events keep going through the controller itself, on the non-real-time side.
+/// Each tip's raw wrench comes from its WrenchSource: by default the device's F/T reading feeds
+/// tip 0 and the other tips read external sensors (feed_wrench(); zero until the first reading).
+/// Goals, cancels, parameters, tares and events keep going through the controller itself, on the
+/// non-real-time side.
 class JtacLaw final : public ControlLaw {
  public:
   /// Holds `controller` by reference; it must be configured with seven joints and outlive the law.
@@ -77,12 +97,30 @@ class JtacLaw final : public ControlLaw {
 
   JointTrajectoryAdmittanceController& controller() noexcept { return controller_; }
 
+  /// Where each tip's raw wrench comes from, from the next cycle on. Any thread; never waits.
+  void set_wrench_sources(const std::array<WrenchSource, kMaxTips>& sources) noexcept;
+  /// The source of tip `tip` (kNone out of range). Any thread.
+  WrenchSource wrench_source(int tip) const noexcept;
+
+  /// Hands over the newest reading of tip `tip`'s external sensor [N, N·m] (sensor axes, the wrench
+  /// the tool side exerts on the sensor): the next cycle takes it and holds it until the next
+  /// reading. A non-finite value reaches the controller as it is (a sensor fault: the controller
+  /// stops a running goal with ADMITTANCE_ERROR). False (nothing changes) for a tip the controller
+  /// does not have or whose source is not kExternal. Non-real-time side, any thread: writers are serialised
+  /// by a lock that the controller thread never takes.
+  bool feed_wrench(int tip, const WrenchArray& wrench_N_Nm);
+
  private:
   JointTrajectoryAdmittanceController& controller_;
   JointVector q_ = JointVector::Zero(kNumJoints);
   JointVector dq_ = JointVector::Zero(kNumJoints);
   TipWrenches wrenches_{};
   JtacOutput out_{};
+
+  std::array<std::atomic<WrenchSource>, kMaxTips> sources_{};
+  std::mutex feed_mutex_;                                   // feed_wrench() callers only
+  std::array<LatestValue<WrenchArray>, kMaxTips> feeds_{};  // external readings → controller thread
+  TipWrenchArray external_N_Nm_{};                          // controller thread: newest taken
 };
 
 }  // namespace jtac::hw

@@ -85,30 +85,32 @@ struct LoopTiming {
   double max_interval_us = 0.0;            ///< largest of those [µs]
 };
 
-/// What the last controller cycle saw and did (tip 0 for the wrenches).
+/// What the last controller cycle saw and did.
 struct LoopSnapshot {
-  bool valid = false;                  ///< false until the first controller update
-  double time_s = 0.0;                 ///< controller time = robot time of the state used [s]
-  std::uint64_t tick = 0;              ///< device tick of that state
-  JointArray q_rad{};                  ///< measured
-  JointArray dq_rad_s{};               ///< measured
-  JointArray q_cmd_rad{};              ///< command submitted (reference + joint offset)
-  JointArray dq_cmd_rad_s{};           ///< command velocity submitted
-  JointArray q_ref_rad{};              ///< nominal reference (no offset)
-  JointArray dq_ref_rad_s{};           ///< nominal reference velocity
-  JointArray error_rad{};              ///< reference − measured
-  JointArray joint_offset_rad{};       ///< admittance offset
-  WrenchArray wrench_raw_N_Nm{};       ///< sensor reading, tip 0
-  WrenchArray wrench_filtered_N_Nm{};  ///< tared, filtered, deadbanded, tip 0
-  WrenchArray wrench_control_N_Nm{};   ///< payload-compensated, in the control frame, tip 0
+  bool valid = false;                     ///< false until the first controller update
+  double time_s = 0.0;                    ///< controller time = robot time of the state used [s]
+  std::uint64_t tick = 0;                 ///< device tick of that state
+  JointArray q_rad{};                     ///< measured
+  JointArray dq_rad_s{};                  ///< measured
+  JointArray q_cmd_rad{};                 ///< command submitted (reference + joint offset)
+  JointArray dq_cmd_rad_s{};              ///< command velocity submitted
+  JointArray q_ref_rad{};                 ///< nominal reference (no offset)
+  JointArray dq_ref_rad_s{};              ///< nominal reference velocity
+  JointArray error_rad{};                 ///< reference − measured
+  JointArray joint_offset_rad{};          ///< admittance offset
+  int num_tips = 0;                       ///< tips filled in the wrench arrays (LawOutput::num_tips)
+  TipWrenchArray wrench_raw_N_Nm{};       ///< per tip: sensor reading, sensor frame
+  TipWrenchArray wrench_filtered_N_Nm{};  ///< per tip: tared, filtered, deadbanded, sensor frame
+  TipWrenchArray wrench_control_N_Nm{};   ///< per tip: payload-compensated, in the control frame
   ControllerMode mode = ControllerMode::kInactive;
   UpdateStatus status = UpdateStatus::kInactive;
   std::uint64_t goal_id = 0;
   double time_scale = 1.0;
+  double trajectory_time_s = 0.0;  ///< τ of the sampled reference (LawOutput::trajectory_time_s) [s]
   LoopTiming timing{};
 };
 
-/// One recorded controller cycle (fixed size, tip 0).
+/// One recorded controller cycle (fixed size: every tip's wrenches, kMaxTips of them).
 struct CycleRecord {
   double time_s = 0.0;
   std::uint64_t tick = 0;
@@ -119,10 +121,12 @@ struct CycleRecord {
   JointArray q_ref_rad{};
   JointArray error_rad{};
   JointArray joint_offset_rad{};
-  WrenchArray wrench_raw_N_Nm{};
-  WrenchArray wrench_filtered_N_Nm{};
-  WrenchArray wrench_control_N_Nm{};
+  int num_tips = 0;
+  TipWrenchArray wrench_raw_N_Nm{};
+  TipWrenchArray wrench_filtered_N_Nm{};
+  TipWrenchArray wrench_control_N_Nm{};
   double time_scale = 1.0;
+  double trajectory_time_s = 0.0;  ///< [s]
   ControllerMode mode = ControllerMode::kInactive;
   UpdateStatus status = UpdateStatus::kInactive;
   double cycle_duration_us = 0.0;
@@ -165,6 +169,9 @@ class ControlLoop {
   void use_law(ControlLaw* law) noexcept;
   /// The law the controller thread runs (or will run from its next cycle), for the owner thread.
   const ControlLaw* law() const noexcept { return requested_law_.load(std::memory_order_acquire); }
+  /// The JTAC law of a loop built over a JointTrajectoryAdmittanceController (its wrench sources and
+  /// external sensor readings, JtacLaw::feed_wrench); nullptr for a loop built over another law.
+  JtacLaw* jtac_law() noexcept { return owned_law_.get(); }
 
   /// Lockstep mode: one device packet and, when due, one controller cycle on this thread. Returns
   /// the packet's status (kNotConfigured while a thread runs). Real-time safe.
