@@ -29,12 +29,16 @@ jtac's counters (Controller.timing()), and after an error: when the client knew 
 link died, against libfranka's 1 s UDP timeout + 50 ms), then recovery on the same connection
 (automatic_error_recovery() and a new motion / Controller) and, where that fails, on a new one.
 
+Limiter: `--limiter ruckig` runs jtac's clients with the hardware thread's RuckigLimiter instead of its
+MotionLimiter (franka_hw/README.md, "MotionLimiter or Ruckig"); the limiter activations of every run are
+in the raw results and printed per run.
+
 Scheduling: franka-sim at SCHED_FIFO 50 (as the tests), each client process under `chrt -f 80` (jtac's
 threads at their default FIFO 80 / 70), where allowed; libfranka's Robot() raises the connecting thread
 to FIFO 99 and every worker puts it back. A benchmark, not a test: exit code 0 always.
 
     .venv/bin/python bench/bench_franka_faults.py [--runs 2] [--cases 0,a,b,c,d,e]
-        [--clients bare,goal,stream] [--seed 1] [--write-readme]
+        [--clients bare,goal,stream] [--seed 1] [--limiter motion|ruckig] [--write-readme]
 
 Raw results (one JSON per run, the probe's JSON lines, logs) in build/bench/franka_faults/.
 """
@@ -205,9 +209,21 @@ def work_bare(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _select_limiter(kind: str) -> None:
+    """Controller builds its AsyncInterface with the default limiter; in this worker process, with `kind`."""
+    if kind == "motion":
+        return
+    from jtac_py import _native
+
+    make = _native.AsyncInterface
+    _native.AsyncInterface = lambda *a, **kw: make(*a, limiter=kind, **kw)
+
+
 def _jtac(args: argparse.Namespace, arm: Any | None = None) -> tuple[Any, Any]:
     from jtac_py.controller import Controller
     from jtac_py.hardware import FrankaArm
+
+    _select_limiter(args.limiter)
 
     if arm is None:
         # franka-sim reports zero external wrench estimates: no sensor, a plain trajectory controller;
@@ -466,7 +482,9 @@ def _robot_side(probe_path: Path) -> dict[str, Any]:
     }
 
 
-def run_once(case: str, client: str, run: int, seed: int, raw: Path, fifo: bool) -> dict[str, Any]:
+def run_once(
+    case: str, client: str, run: int, seed: int, raw: Path, fifo: bool, limiter: str = "motion"
+) -> dict[str, Any]:
     name = f"{case}_{client}_{run + 1}"
     spec = CASES[case][1]
     faults = f"{spec} seed={seed}" if spec else ""
@@ -484,6 +502,7 @@ def run_once(case: str, client: str, run: int, seed: int, raw: Path, fifo: bool)
         cmd = [
             *prefix, sys.executable, str(Path(__file__).resolve()), "--worker", client, "--ip", server.ip,
             "--case", case, "--server-pid", str(server.process.pid), "--result", str(result),
+            "--limiter", limiter,
         ]  # fmt: skip
         env = dict(os.environ, JTAC_BENCH_FIFO="1" if fifo else "0")
         with open(raw / f"{name}_worker.log", "wb") as f:
@@ -685,6 +704,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--normal", action="store_true", help="no SCHED_FIFO even where it is allowed")
     p.add_argument("--out", type=Path, default=OUT_DIR, help="raw results")
     p.add_argument("--write-readme", action="store_true", help="put the table into bench/README.md")
+    p.add_argument(
+        "--limiter",
+        choices=("motion", "ruckig"),
+        default="motion",
+        help="jtac's hardware limiter (default motion)",
+    )
     # worker options (the parent passes them)
     p.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     p.add_argument("--ip", help=argparse.SUPPRESS)
@@ -710,7 +735,8 @@ def main(argv: list[str] | None = None) -> int:
     raw.mkdir(parents=True, exist_ok=True)
     fifo = not args.normal and _fifo_allowed()
     print(
-        f"bench_franka_faults: cases {','.join(cases)} x clients {','.join(clients)} x {args.runs} runs; "
+        f"bench_franka_faults: cases {','.join(cases)} x clients {','.join(clients)} x {args.runs} runs, "
+        f"limiter {args.limiter}; "
         f"{'franka-sim SCHED_FIFO 50, clients chrt -f 80' if fifo else 'normal priority'}"
     )
     t_all = time.monotonic()
@@ -719,13 +745,14 @@ def main(argv: list[str] | None = None) -> int:
         for client in clients:
             runs = []
             for run in range(args.runs):
-                r = run_once(case, client, run, args.seed + run, raw, fifo)
+                r = run_once(case, client, run, args.seed + run, raw, fifo, args.limiter)
                 runs.append(r)
                 motions = r["robot"]["motions"]
                 reflex = ", ".join(motions[0].get("errors") or []) if motions else "?"
+                activations = (r.get("timing") or {}).get("limiter_activations", "-")
                 print(
                     f"  ({case}) {client:6s} run {run + 1}: {r['wall_s']:4.1f} s, reflex {reflex or 'none'}, "
-                    f"{_short(r.get('outcome') or r.get('not_measured'))}"
+                    f"{_short(r.get('outcome') or r.get('not_measured'))}, limiter activations {activations}"
                 )
             results[(case, client)] = runs
     (args.out / "summary.json").write_text(

@@ -72,7 +72,7 @@ AsyncInterface::AsyncInterface(Device& device, const AsyncInterfaceConfig& confi
       config_(config),
       period_s_(device.period_s() > 0.0 ? device.period_s() : 0.001),
       matcher_(matcher_config(config, period_s_)),
-      limiter_(period_s_, config.limit_margin, config.limits),
+      limiter_(config.limiter, period_s_, config.limit_margin, config.limits),
       limiter_before_(limiter_),
       period_ns_(static_cast<std::int64_t>(std::llround(period_s_ * 1e9))),
       trace_(std::make_unique<std::array<PacketRecord, kTraceCapacity>>()) {
@@ -181,7 +181,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
       return write_status;
     }
     periods_elapsed = delta;
-    const MotionLimiter written = limiter_;  // the reference as our last command left it
+    const JointLimiter written = limiter_;  // the reference as our last command left it
     // The previous command went out on time and this reader came back after the next cycles had
     // passed (preempted between write and read): the states in between were published after the
     // write. Only the real-time thread's clock can tell; see the top of async_interface.hpp.
@@ -266,7 +266,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   return write_status;
 }
 
-bool AsyncInterface::settle_by_echo(const MotionLimiter& written, std::uint64_t delta,
+bool AsyncInterface::settle_by_echo(const JointLimiter& written, std::uint64_t delta,
                                     PacketRecord& record) noexcept {
   // Only for a robot that drops late commands (Franka's control): one that applies them on arrival
   // (franka-sim) shows substitutes for commands still on their way, stalls and catches up, and
@@ -277,9 +277,9 @@ bool AsyncInterface::settle_by_echo(const MotionLimiter& written, std::uint64_t 
   // The two histories the robot can have for this tick: our last command applied and the cycles
   // after it substituted, or that command lost (dropped late, or lost on the wire) and every cycle
   // since the one before substituted. The echo (q_d: what the robot applied at this tick) names one.
-  MotionLimiter applied = written;
+  JointLimiter applied = written;
   applied.extrapolate(delta - 1);
-  MotionLimiter substituted = limiter_before_;
+  JointLimiter substituted = limiter_before_;
   substituted.extrapolate(delta);
   if (!echo_disagrees(state_.q_d_rad, applied.q_rad())) {
     limiter_ = applied;

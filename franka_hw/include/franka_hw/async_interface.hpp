@@ -5,8 +5,8 @@
 // One packet (step_once(), the thread's loop body):
 //   read_once → publish the state (LatestValue: newest wins, never waits) → take the newest
 //   controller sample if one arrived (never waits) → RateMatcher (ramp anchored on the echoed q_d,
-//   feed-forward timed out) → MotionLimiter (jerk/acceleration/velocity under the FR3 limits ×
-//   margin) → write_once.
+//   feed-forward timed out) → the limiter (jerk/acceleration/velocity under the FR3 limits ×
+//   margin: MotionLimiter, or RuckigLimiter by AsyncInterfaceConfig::limiter) → write_once.
 // The reference advances by one device period per packet (after skipped ticks: see below).
 //
 // Anomalous device periods (the tick counter of the state):
@@ -56,6 +56,7 @@
 #include <thread>
 
 #include "franka_hw/device.hpp"
+#include "franka_hw/joint_limiter.hpp"
 #include "franka_hw/rate_matching.hpp"
 #include "jtac_core/mailbox.hpp"
 
@@ -76,6 +77,10 @@ struct AsyncInterfaceConfig {
   double limit_margin = 0.8;
   /// The published limits (FR3 by default).
   JointLimits limits = kFr3Limits;
+  /// Which limiter shapes the commands: MotionLimiter (default) or RuckigLimiter. MotionLimiter keeps
+  /// the envelope × margin and the bounds of steps over several periods, which Ruckig does not: use
+  /// kRuckig with LateCommands::kDropped only (franka_hw/README.md, "MotionLimiter or Ruckig").
+  LimiterKind limiter = LimiterKind::kMotionLimiter;
   /// Rate matching (period_s is replaced by the device's period).
   RateMatcherConfig rate_matching{};
   /// Try SCHED_FIFO at this priority for the real-time thread (0: leave the scheduler alone).
@@ -186,7 +191,7 @@ class AsyncInterface {
   /// The last command written to the device (the owner thread, or after stop()).
   const DeviceCommand& last_command() const noexcept { return command_; }
   /// The limiter and the rate matcher (inspection by the owner thread while stopped).
-  const MotionLimiter& limiter() const noexcept { return limiter_; }
+  const JointLimiter& limiter() const noexcept { return limiter_; }
   const RateMatcher& rate_matcher() const noexcept { return matcher_; }
 
   /// Counters; any thread.
@@ -209,15 +214,15 @@ class AsyncInterface {
   DeviceStatus packet(bool real_time) noexcept;
   // Where the echoed q_d disagrees with the reference after the tick handling, takes whichever of
   // the robot's two possible histories for this tick it names (see the .cpp); true if it did.
-  bool settle_by_echo(const MotionLimiter& written, std::uint64_t delta, PacketRecord& record) noexcept;
+  bool settle_by_echo(const JointLimiter& written, std::uint64_t delta, PacketRecord& record) noexcept;
   void configure_thread() const;
 
   Device& device_;
   AsyncInterfaceConfig config_;
   double period_s_;
   RateMatcher matcher_;
-  MotionLimiter limiter_;
-  MotionLimiter limiter_before_;  // the reference before the last command (kDropped rewinds to it)
+  JointLimiter limiter_;
+  JointLimiter limiter_before_;  // the reference before the last command (kDropped rewinds to it)
   std::int64_t period_ns_;
   bool last_write_late_ = false;  // the last command went out more than a period after its read
 
