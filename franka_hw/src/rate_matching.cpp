@@ -239,7 +239,7 @@ void RateMatcher::reset() noexcept {
   interval_s_ = 0.0;
   interval_from_stamps_ = false;
   had_source_tick_ = false;
-  interval_from_sources_ = false;
+  interval_exact_ = false;
   accel_valid_ = false;
   source_lag_packets_ = 0.0;
   v_meas_.fill(0.0);
@@ -271,8 +271,11 @@ bool RateMatcher::on_sample(const CommandSample& sample, const JointArray& q_d_e
     const double previous_interval_s = interval_s_;
     interval_s_ = interval_from_stamps_ ? stamp_interval_s : device_interval_s;
     // Two consecutive intervals between source ticks also give the acceleration (see next()).
-    accel_valid_ = from_sources && interval_from_sources_;
-    interval_from_sources_ = from_sources;
+    // Intervals between source ticks, or between stamps that agree with the arrivals, are the
+    // sampling instants' (free of delivery jitter): two in a row also give the acceleration.
+    const bool exact = from_sources || interval_from_stamps_;
+    accel_valid_ = exact && interval_exact_;
+    interval_exact_ = exact;
     for (int i = 0; i < kNumJoints; ++i) {
       const double v_new = (sample.q_rad[i] - sample_.q_rad[i]) / interval_s_;
       a_meas_[i] = accel_valid_ ? (v_new - v_meas_[i]) / (0.5 * (interval_s_ + previous_interval_s)) : 0.0;
@@ -281,7 +284,7 @@ bool RateMatcher::on_sample(const CommandSample& sample, const JointArray& q_d_e
   } else {
     interval_s_ = config_.initial_interval_s;
     interval_from_stamps_ = false;
-    interval_from_sources_ = false;
+    interval_exact_ = false;
     accel_valid_ = false;
     v_meas_.fill(0.0);
     a_meas_.fill(0.0);
@@ -337,7 +340,11 @@ void RateMatcher::next(RateTarget& target, std::uint64_t periods) noexcept {
   holding_ = false;
   target.hold = false;
   const double D = delay_packets_;
-  const double blend = k < D ? 1.0 - k / D : 0.0;
+  // The anchor's offset goes out along a quintic smoothstep (zero slope and curvature at both
+  // ends): a straight ramp starts and ends with a step of e/(D·T) in velocity, which the robot reads
+  // as an acceleration spike (a 125 Hz stream with a few µrad of arrival jitter: ~2000 rad/s³).
+  const double x = k < D ? k / D : 1.0;
+  const double blend = 1.0 - x * x * x * (10.0 - 15.0 * x + 6.0 * x * x);
   // The velocity is the measured one only: the anchor's ramp-out is a position offset, which the
   // limiter's position loop closes on its braking curve. Feeding the ramp's own slope forward
   // (−e/(D·T)) would tell the limiter that the target runs toward the robot at up to e/T, so its

@@ -43,7 +43,6 @@ void StreamLaw::activate(const DeviceState& state) noexcept {
   const bool q_d_finite =
       std::all_of(state.q_d_rad.begin(), state.q_d_rad.end(), [](double x) { return std::isfinite(x); });
   q_cmd_ = q_d_finite ? state.q_d_rad : state.q_rad;
-  step_rad_ = {};
   matcher_.reset();
   while (mailbox_.take_new() != nullptr) {
   }
@@ -53,6 +52,13 @@ void StreamLaw::activate(const DeviceState& state) noexcept {
 }
 
 void StreamLaw::deactivate(double /*time_s*/) noexcept { active_ = false; }
+
+void StreamLaw::advance(std::uint64_t periods) noexcept {
+  matcher_.next(target_, periods);
+  if (!target_.hold) {
+    q_cmd_ = target_.q_rad;
+  }
+}
 
 UpdateStatus StreamLaw::update(const DeviceState& state, double /*time_s*/, double period_s,
                                LawOutput& out) noexcept {
@@ -68,27 +74,18 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double /*time_s*/, doub
                                     ? static_cast<std::uint64_t>(std::llround(std::min(ratio, 1000.0)))
                                     : 1;
   cycle_ += periods;
+  if (periods > 1) {
+    // The periods without a cycle first, as if each had had one: the command at the period before
+    // this one is then what it is without a lost state, and so is a new sample's anchor.
+    advance(periods - 1);
+  }
   if (const CommandSample* sample = mailbox_.take_new()) {
-    // The anchor is where the command was at the period before this one: the last command moved on
-    // at its own slope over the periods that had no cycle.
-    JointArray anchor = q_cmd_;
-    for (std::size_t j = 0; j < anchor.size(); ++j) {
-      anchor[j] += step_rad_[j] * static_cast<double>(periods - 1);
-    }
-    if (matcher_.on_sample(*sample, anchor, cycle_)) {
+    if (matcher_.on_sample(*sample, q_cmd_, cycle_)) {
       taken_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  matcher_.next(target_, periods);
-  out.dq_cmd_rad_s = {};
-  step_rad_ = {};
-  if (!target_.hold) {
-    for (std::size_t j = 0; j < q_cmd_.size(); ++j) {
-      step_rad_[j] = (target_.q_rad[j] - q_cmd_[j]) / static_cast<double>(periods);
-    }
-    q_cmd_ = target_.q_rad;
-    out.dq_cmd_rad_s = target_.dq_rad_s;
-  }
+  advance(1);
+  out.dq_cmd_rad_s = target_.hold ? JointArray{} : target_.dq_rad_s;
   holding_.store(target_.hold, std::memory_order_relaxed);
   out.q_cmd_rad = q_cmd_;
   out.q_ref_rad = q_cmd_;

@@ -397,6 +397,57 @@ def test_jtac_goal_succeeds_with_1_percent_loss_each_way(franka_sim):
     assert activations == 0
 
 
+def _stream_quintic(controller, move_s: float = 4.0, rate_hz: float = 125.0) -> int:
+    """Streams the quintic of _follow at `rate_hz` on the host clock (as a policy would), then holds
+    0.3 s; returns the targets the loop took."""
+    q0 = np.asarray(controller.state.q_cmd)
+    with controller.stream() as stream:
+        t0 = time.monotonic()
+        next_send = t0
+        while (t := time.monotonic() - t0) < move_s + 0.3 and controller.hardware_error is None:
+            s = min(t / move_s, 1.0)
+            stream.send(q0 + JTAC_DELTA_RAD * (10 * s**3 - 15 * s**4 + 6 * s**5))
+            next_send += 1.0 / rate_hz
+            time.sleep(max(0.0, next_send - time.monotonic()))
+        return stream.targets_taken
+
+
+@pytest.mark.xfail(
+    reason="open jtac defect, 1 % loss each way under a 125 Hz stream: StreamLaw places each target at "
+    "its arrival, so the sender's and the delivery's jitter (~1 ms) reaches the reconstruction as an "
+    "anchor offset of ~10-100 µrad that is ramped out over one interval: 1000-4000 rad/s³ of jerk at "
+    "target arrivals (a 1 kHz goal has none), and a command lost during one differences beyond the "
+    "robot's limits (velocity/acceleration discontinuity in 4 of 4 runs, 0.4-0.9 s into the stream). "
+    "Needs the targets placed at their stamps on the robot's clock (offset and rate) and a C² "
+    "interpolation between them; the goal at 1 kHz passes (test above).",
+    strict=False,
+)
+@pytest.mark.franka_sim(probe=True, faults="loss=1% seed=3")
+def test_jtac_125_hz_stream_survives_1_percent_loss_each_way(franka_sim):
+    # The stream's reconstruction (StreamLaw) runs on the robot's time: a cycle after a lost state
+    # advances it by the periods that passed.
+    arm, c = _jtac(franka_sim)
+    try:
+        taken = _stream_quintic(c)
+        counters = c.timing()["hardware"]
+        error = c.hardware_error
+    finally:
+        c.stop()
+        arm.close()
+    events = franka_sim.probe_events()
+    (cycles,) = commands_lost(events)
+    print(
+        f"jtac 125 Hz stream under {franka_sim.faults!r}: {taken} targets; robot: {cycles.lost} of "
+        f"{cycles.cycles} cycles lost; jtac: anomalous ticks {counters['anomalous_ticks']}, limiter "
+        f"activations {counters['limiter_activations']}; error {error!r}"
+    )
+    if _robot_reflexes(events) or error is not None:
+        print(_trace_report(c, rows=60))
+    assert _robot_reflexes(events) == [], _robot_reflexes(events)
+    assert error is None, error
+    assert taken > 400
+
+
 @pytest.mark.franka_sim(probe=True, faults="outage=30ms@0.7s")
 def test_jtac_goal_ends_with_the_robots_reflex_after_a_30_ms_outage(franka_sim):
     """30 ms without a datagram is more than 20 lost cycles: the robot stops the motion (a bare loop's

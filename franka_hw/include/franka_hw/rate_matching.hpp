@@ -218,15 +218,16 @@ struct RateTarget {
 /// reconstruction in packets, is the controller's nominal interval when it gives one, else the
 /// smoothed measured interval (intervals that timed out excluded). At the packet of tick τ the
 /// target is
-///   sample + v·(τ − τ_s − D)·T + e·max(0, 1 − k/D),   e = q_d_echo − (sample + v·(τ_a − 1 − τ_s − D)·T),
+///   sample + v·(τ − τ_s − D)·T + e·(1 − S(min(k/D, 1))),   e = q_d_echo − (sample + v·(τ_a − 1 − τ_s −
+///   D)·T),
 /// τ_s the sample's source tick (its arrival tick τ_a − 1 when unknown), k = τ − τ_a + 1 packets
 /// since the arrival: the trajectory delayed by one controller interval, continued at the measured
 /// velocity, and starting from the robot's echoed desired position (the anchor, the command of tick
-/// τ_a − 1), whose offset e is ramped out over D packets. When the last two intervals were both
-/// measured between source ticks, the straight line is the parabola through the last two samples
-/// with the acceleration of the last three (see reconstruction()). Placing the sample at its source tick
-/// rather than at its arrival keeps the reconstruction on the trajectory's time when a state was
-/// lost or read late and the sample arrives a tick late or early (a 1 kHz law: the target is
+/// τ_a − 1), whose offset e is ramped out over D packets (a quintic smoothstep). When the last two
+/// intervals were both measured between source ticks or agreeing stamps, the straight line is the parabola
+/// through the last two samples with the acceleration of the last three (see reconstruction()). Placing the
+/// sample at its source tick rather than at its arrival keeps the reconstruction on the trajectory's time
+/// when a state was lost or read late and the sample arrives a tick late or early (a 1 kHz law: the target is
 /// exactly the sample of the tick before, whatever the arrivals did). With a steady controller e = 0 and the
 /// anchor is the previous sample: a 125 Hz staircase becomes one riser spread over 8 packets at the measured
 /// velocity. With a jittered one an early or late sample only changes e, not the slope by the ratio of the
@@ -271,13 +272,13 @@ class RateMatcher {
   bool has_sample_ = false;
   bool holding_ = true;
   CommandSample sample_{};
-  std::uint64_t sample_tick_ = 0;       // arrival tick τ_a
-  std::uint64_t source_tick_ = 0;       // τ_s
-  bool had_source_tick_ = false;        // whether the previous sample carried its source tick
-  double source_lag_packets_ = 0.0;     // τ_a − 1 − τ_s
-  bool interval_from_sources_ = false;  // the last interval was measured between source ticks
-  bool accel_valid_ = false;            // and so was the one before: a_meas_ holds
-  JointArray a_meas_{};                 // [rad/s²], from the last two intervals' velocities
+  std::uint64_t sample_tick_ = 0;    // arrival tick τ_a
+  std::uint64_t source_tick_ = 0;    // τ_s
+  bool had_source_tick_ = false;     // whether the previous sample carried its source tick
+  double source_lag_packets_ = 0.0;  // τ_a − 1 − τ_s
+  bool interval_exact_ = false;      // the last interval was measured between source ticks or agreeing stamps
+  bool accel_valid_ = false;         // and so was the one before: a_meas_ holds
+  JointArray a_meas_{};              // [rad/s²], from the last two intervals' velocities
   JointArray anchor_offset_{};
   JointArray v_meas_{};
   double delay_packets_ = 1.0;

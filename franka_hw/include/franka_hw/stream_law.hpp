@@ -45,11 +45,13 @@ class StreamLaw final : public ControlLaw {
   bool holding() const noexcept { return holding_.load(std::memory_order_relaxed); }
 
  private:
+  // The reconstruction on by `periods` controller periods; the command follows unless it holds.
+  void advance(std::uint64_t periods) noexcept;
+
   LatestValue<CommandSample> mailbox_;
   RateMatcher matcher_;
   RateTarget target_{};
   JointArray q_cmd_{};
-  JointArray step_rad_{};  // the last command's change per controller period
   std::uint64_t cycle_ = 0;
   bool active_ = false;
   std::atomic<std::uint64_t> taken_{0};
