@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "franka_hw/async_interface.hpp"
-#include "franka_hw/control_loop.hpp"
 #include "franka_hw/device.hpp"
 #include "franka_hw/mujoco_device.hpp"
-#include "franka_hw/stream_law.hpp"
+#include "jtac_loop/control_loop.hpp"
+#include "jtac_loop/stream_law.hpp"
 
 #include "../../jtac_core/python/bind_common.hpp"
 

@@ -1,5 +1,5 @@
 #include "franka_hw/async_interface.hpp"
-#include "franka_hw/realtime_thread.hpp"
+#include "jtac_rt/realtime_thread.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -115,7 +115,7 @@ void AsyncInterface::stop() {
 }
 
 void AsyncInterface::configure_thread() const {
-  configure_realtime_thread("jtac::hw::AsyncInterface", config_.fifo_priority, config_.cpu);
+  jtac::rt::configure_realtime_thread("jtac::hw::AsyncInterface", config_.fifo_priority, config_.cpu);
 }
 
 void AsyncInterface::run() noexcept {

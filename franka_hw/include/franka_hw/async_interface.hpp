@@ -58,7 +58,7 @@
 #include "franka_hw/device.hpp"
 #include "franka_hw/joint_limiter.hpp"
 #include "franka_hw/rate_matching.hpp"
-#include "jtac_core/mailbox.hpp"
+#include "jtac_rt/mailbox.hpp"
 
 namespace jtac::hw {
 

@@ -39,13 +39,13 @@
 
 #include "jtac_core/admittance.hpp"
 #include "jtac_core/events.hpp"
-#include "jtac_core/mailbox.hpp"
 #include "jtac_core/result_code.hpp"
 #include "jtac_core/stop_trajectory.hpp"
 #include "jtac_core/time_scaling.hpp"
 #include "jtac_core/trajectory.hpp"
 #include "jtac_core/trajectory_clock.hpp"
 #include "jtac_core/types.hpp"
+#include "jtac_rt/mailbox.hpp"
 
 namespace jtac {
 

@@ -1,4 +1,4 @@
-#include "franka_hw/stream_law.hpp"
+#include "jtac_loop/stream_law.hpp"
 
 #include <algorithm>
 #include <cmath>

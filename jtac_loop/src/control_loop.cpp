@@ -1,5 +1,5 @@
-#include "franka_hw/control_loop.hpp"
-#include "franka_hw/realtime_thread.hpp"
+#include "jtac_loop/control_loop.hpp"
+#include "jtac_rt/realtime_thread.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -139,7 +139,7 @@ void ControlLoop::use_law(ControlLaw* law) noexcept {
 }
 
 void ControlLoop::configure_thread() const {
-  configure_realtime_thread("jtac::hw::ControlLoop", config_.fifo_priority, config_.cpu);
+  jtac::rt::configure_realtime_thread("jtac::hw::ControlLoop", config_.fifo_priority, config_.cpu);
 }
 
 void ControlLoop::run() noexcept {

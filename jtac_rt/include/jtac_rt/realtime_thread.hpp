@@ -1,4 +1,7 @@
-#include "franka_hw/realtime_thread.hpp"
+// Scheduling of jtac's own real-time threads: ask for SCHED_FIFO and a CPU, warn and go on when
+// refused (no real-time kernel, no rtprio limit). Call it from the thread itself, before its loop:
+// the only place such a thread prints.
+#pragma once
 
 #include <pthread.h>
 #include <sched.h>
@@ -6,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 
-namespace jtac::hw {
+namespace jtac::rt {
 
-void configure_realtime_thread(const char* who, int fifo_priority, int cpu) noexcept {
+/// Applies SCHED_FIFO at `fifo_priority` (0 = leave the policy) and pins to `cpu` (−1 = don't) for
+/// the calling thread; each refusal prints one warning naming `who` and the reason.
+inline void configure_realtime_thread(const char* who, int fifo_priority, int cpu) noexcept {
   if (fifo_priority > 0) {
     sched_param param{};
     param.sched_priority = fifo_priority;
@@ -30,4 +35,4 @@ void configure_realtime_thread(const char* who, int fifo_priority, int cpu) noex
   }
 }
 
-}  // namespace jtac::hw
+}  // namespace jtac::rt

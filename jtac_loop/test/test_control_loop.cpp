@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "franka_hw/async_interface.hpp"
-#include "franka_hw/control_loop.hpp"
 #include "franka_hw/mujoco_device.hpp"
-#include "franka_hw/stream_law.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_loop/control_loop.hpp"
+#include "jtac_loop/stream_law.hpp"
 #include "jtac_test_support.hpp"
 #ifdef JTAC_CONTROL_LOOP_NOALLOC
 #include "malloc_counter.hpp"

@@ -46,10 +46,10 @@
 #include <vector>
 
 #include "franka_hw/async_interface.hpp"
-#include "franka_hw/control_law.hpp"
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
-#include "jtac_core/mailbox.hpp"
+#include "jtac_loop/control_law.hpp"
+#include "jtac_rt/mailbox.hpp"
 
 namespace jtac::hw {
 

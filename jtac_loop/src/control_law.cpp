@@ -1,4 +1,4 @@
-#include "franka_hw/control_law.hpp"
+#include "jtac_loop/control_law.hpp"
 
 namespace jtac::hw {
 

@@ -22,7 +22,7 @@
 
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
-#include "jtac_core/mailbox.hpp"
+#include "jtac_rt/mailbox.hpp"
 
 namespace jtac::hw {
 

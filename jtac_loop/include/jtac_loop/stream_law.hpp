@@ -17,9 +17,9 @@
 #include <atomic>
 #include <cstdint>
 
-#include "franka_hw/control_law.hpp"
 #include "franka_hw/rate_matching.hpp"
-#include "jtac_core/mailbox.hpp"
+#include "jtac_loop/control_law.hpp"
+#include "jtac_rt/mailbox.hpp"
 
 namespace jtac::hw {
 
