@@ -43,6 +43,7 @@ lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/clang-format --dry-run -Werror $(CPP_SOURCES)
 	$(PY) -m jtac_py.robots.generate --check
+	$(PY) scripts/check_layers.py
 
 format:
 	$(VENV)/bin/ruff check --fix .
