@@ -111,15 +111,16 @@ def test_a_goal_through_the_python_api_at_every_controller_rate(franka_sim, rate
 
 
 def test_joint_velocity_control_follows_a_goal(franka_sim):
-    with _running(franka_sim, control="velocity") as (arm, c):
+    # franka-sim servos the commanded velocity alone (tau = kv·(dq_c − dq), no position term), so the
+    # arm ends off by what its servo lagged, integrated: 9–28 mrad on an idle machine, 61 mrad once in
+    # CI with the other core busy. Franka's control integrates dq_c into q_d, which its joint impedance
+    # controller tracks. The goal tolerance allows for franka-sim's drift; the command must be exact.
+    with _running(franka_sim, control="velocity", default_goal_tolerance=0.1) as (arm, c):
         q0 = c.state.q_cmd
         result = c.follow(Trajectory.quintic(q0, q0 + DELTA, 2.0), timeout=10.0)
         assert result.ok, result.message
         np.testing.assert_allclose(c.state.q_cmd, q0 + DELTA, atol=1e-9)
-        # franka-sim servos the commanded velocity alone (tau = kv·(dq_c − dq), no position term), so
-        # the arm ends off by what its servo lagged (9–28 mrad seen). Franka's control integrates dq_c
-        # into q_d, which its joint impedance controller tracks.
-        np.testing.assert_allclose(c.state.q, q0 + DELTA, atol=0.05)
+        np.testing.assert_allclose(c.state.q, q0 + DELTA, atol=0.1)
         _no_reflex(arm, c)
 
 
