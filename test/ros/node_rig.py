@@ -72,6 +72,10 @@ def _goal(start, goal, duration_s=1.0, *, joints=JOINTS, compliant=False):
     return msg
 
 
+# How long close() waits for an executor to stop and its spin thread to end [s].
+_STOP_TIMEOUT_S = 60.0
+
+
 class Rig:
     """The node on its own context and executor; a client node on another."""
 
@@ -185,8 +189,10 @@ class Rig:
     def close(self):
         # The action clients are destroyed only once the client's spin thread has stopped: a thread
         # still inside wait_for_ready_callbacks raises on a client destroyed under it.
-        self.client_executor.shutdown(timeout_sec=5.0)
-        self.client_spinner.join(timeout=5.0)
+        # On a loaded machine (CI with the other core busy) the executor's shutdown took over 5 s and
+        # the thread went on spinning over destroyed clients: wait as long as it takes, within reason.
+        self.client_executor.shutdown(timeout_sec=_STOP_TIMEOUT_S)
+        self.client_spinner.join(timeout=_STOP_TIMEOUT_S)
         self.action.destroy()
         self.moveit.destroy()
         for client in self.extra_action_clients:
@@ -197,8 +203,8 @@ class Rig:
         rclpy.shutdown(context=self.client_context)
         if self.node._controller is not None:
             self.node.trigger_shutdown()
-        self.node_executor.shutdown(timeout_sec=5.0)
-        self.node_spinner.join(timeout=5.0)
+        self.node_executor.shutdown(timeout_sec=_STOP_TIMEOUT_S)
+        self.node_spinner.join(timeout=_STOP_TIMEOUT_S)
         self.node.destroy_node()
         # rclpy defers a node's destruction while anything still uses its handle (an action goal's
         # last callback); a node of this name destroyed late would unregister the /rosout publisher
