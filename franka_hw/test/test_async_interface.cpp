@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "franka_hw/async_interface.hpp"
@@ -29,6 +31,38 @@ using jtac::hw::test::far_target;
 constexpr double kMargin = 0.8;
 
 // Drives `interface` toward far_target() from this thread until the robot ends the run.
+void drive_until_the_run_ends(AsyncInterface& interface);
+
+// One run of a ClockedDroppingRobot scenario in which the host scheduler added no fault of its own
+// (a preemption beside the provoked one is the machine's, not the behaviour under test). Up to
+// kAttempts runs; the last one is returned either way, so a machine too noisy for any clean run
+// fails with the evidence rather than passing.
+struct ClockedRun {
+  ClockedDroppingRobot robot;
+  jtac::hw::AsyncCounters counters{};
+};
+
+constexpr int kAttempts = 5;
+
+template <typename MakeRobot>
+std::unique_ptr<ClockedRun> run_clean(MakeRobot make_robot, LateCommands policy) {
+  std::unique_ptr<ClockedRun> run;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    run = std::make_unique<ClockedRun>(ClockedRun{make_robot()});
+    AsyncInterfaceConfig config;
+    config.late_commands = policy;
+    AsyncInterface interface(run->robot, config);
+    drive_until_the_run_ends(interface);
+    run->counters = interface.counters();
+    if (run->robot.unprovoked_faults == 0) {
+      break;
+    }
+    std::printf("attempt %d: %llu unprovoked drops/substitutions (host scheduler); running again\n", attempt,
+                static_cast<unsigned long long>(run->robot.unprovoked_faults));
+  }
+  return run;
+}
+
 void drive_until_the_run_ends(AsyncInterface& interface) {
   const JointArray q_far = far_target();
   const JointArray dq_zero{};
@@ -48,13 +82,11 @@ TEST(AsyncInterface, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
   const double j_limit = kFr3Limits.dddq_max_rad_s3[0];
   for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
     SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
-    ClockedDroppingRobot robot(1, std::chrono::microseconds(1600), 40);
-    AsyncInterfaceConfig config;
-    config.late_commands = policy;
-    AsyncInterface interface(robot, config);
-    drive_until_the_run_ends(interface);
+    const auto run = run_clean([] { return ClockedDroppingRobot(1, std::chrono::microseconds(1600), 40); }, policy);
+    const ClockedDroppingRobot& robot = run->robot;
+    EXPECT_EQ(robot.unprovoked_faults, 0U);
     EXPECT_GE(robot.dropped, 1U);
-    EXPECT_GE(interface.counters().late_commands, 1U);
+    EXPECT_GE(run->counters.late_commands, 1U);
     if (policy == LateCommands::kDropped) {
       EXPECT_LE(robot.history.worst_acceleration_rad_s2, kMargin * a_limit * (1.0 + 1e-6));
       EXPECT_LE(robot.history.worst_jerk_rad_s3, kMargin * j_limit * (1.0 + 1e-6));
@@ -76,12 +108,10 @@ TEST(AsyncInterface, AReadAfterMissedCyclesContinuesFromTheAppliedCommandWhateve
   // arrival) — breaks the robot's jerk bound; extrapolating the substituted cycles does not.
   for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
     SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
-    ClockedDroppingRobot robot(2, {}, 40, std::chrono::microseconds(2500));
-    AsyncInterfaceConfig config;
-    config.late_commands = policy;
-    AsyncInterface interface(robot, config);
-    drive_until_the_run_ends(interface);
-    const auto counters = interface.counters();
+    const auto run = run_clean([] { return ClockedDroppingRobot(2, {}, 40, std::chrono::microseconds(2500)); }, policy);
+    const ClockedDroppingRobot& robot = run->robot;
+    const auto& counters = run->counters;
+    EXPECT_EQ(robot.unprovoked_faults, 0U);
     EXPECT_EQ(robot.dropped, 0U);
     EXPECT_GE(robot.substituted, 1U);
     EXPECT_GE(counters.late_reads, 1U);
