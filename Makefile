@@ -7,14 +7,20 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench fuzz clean
+.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench fuzz clean
 
+# Everything: the venv with every pinned wheel, the ROS interfaces, the C++ libraries, module and tests.
 setup:
 	@scripts/setup.sh
 
+# Only what the demo needs: no ROS wheels or interfaces, no test tools, no C++ tests (a later
+# `make setup` or `make test` adds them to the same venv and build tree).
+setup-demo:
+	@scripts/setup.sh --demo
+
 # The main job: the simulated FR3 executes a trajectory with admittance while it is pushed; prints
 # the results and writes plots to build/demo/.
-demo: setup
+demo: setup-demo
 	$(PY) examples/02_simulated_arm_with_admittance.py
 
 # Everything CI runs: lint, C++ tests (incl. malloc_tests), then pytest layer by layer.
