@@ -82,7 +82,8 @@ TEST(AsyncInterface, ACommandWrittenLateIsRewoundForARobotThatDropsIt) {
   const double j_limit = kFr3Limits.dddq_max_rad_s3[0];
   for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
     SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
-    const auto run = run_clean([] { return ClockedDroppingRobot(1, std::chrono::microseconds(1600), 40); }, policy);
+    const auto run =
+        run_clean([] { return ClockedDroppingRobot(1, std::chrono::microseconds(1600), 40); }, policy);
     const ClockedDroppingRobot& robot = run->robot;
     EXPECT_EQ(robot.unprovoked_faults, 0U);
     EXPECT_GE(robot.dropped, 1U);
@@ -108,7 +109,8 @@ TEST(AsyncInterface, AReadAfterMissedCyclesContinuesFromTheAppliedCommandWhateve
   // arrival) — breaks the robot's jerk bound; extrapolating the substituted cycles does not.
   for (const LateCommands policy : {LateCommands::kDropped, LateCommands::kAppliedOnArrival}) {
     SCOPED_TRACE(policy == LateCommands::kDropped ? "policy dropped" : "policy applied");
-    const auto run = run_clean([] { return ClockedDroppingRobot(2, {}, 40, std::chrono::microseconds(2500)); }, policy);
+    const auto run =
+        run_clean([] { return ClockedDroppingRobot(2, {}, 40, std::chrono::microseconds(2500)); }, policy);
     const ClockedDroppingRobot& robot = run->robot;
     const auto& counters = run->counters;
     EXPECT_EQ(robot.unprovoked_faults, 0U);

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ def ros():
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import MultiThreadedExecutor
+    from spinning import Spinner
 
     context = Context()
     rclpy.init(context=context)
@@ -36,13 +36,11 @@ def ros():
             executor.add_node(n)
             return n
 
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+    spinner = Spinner(executor)
     try:
         yield _Ros()
     finally:
-        executor.shutdown(timeout_sec=5.0)
-        spinner.join(timeout=5.0)
+        spinner.stop(timeout_s=60.0)
         for n in nodes:
             n.destroy_node()
         rclpy.shutdown(context=context)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import itertools
 import math
-import threading
 import time
 
 import numpy as np
@@ -25,6 +24,7 @@ from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionClient
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from spinning import Spinner
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -95,15 +95,13 @@ class Rig:
         self.node = JtacNode(self.name, context=self.node_context, parameter_overrides=params)
         self.node_executor = MultiThreadedExecutor(num_threads=8, context=self.node_context)
         self.node_executor.add_node(self.node)
-        self.node_spinner = threading.Thread(target=self.node_executor.spin, daemon=True)
-        self.node_spinner.start()
+        self.node_spinner = Spinner(self.node_executor)
         self.client_context = rclpy.context.Context()
         rclpy.init(context=self.client_context)
         self.client = rclpy.create_node("jtac_test_client", context=self.client_context)
         self.client_executor = MultiThreadedExecutor(num_threads=4, context=self.client_context)
         self.client_executor.add_node(self.client)
-        self.client_spinner = threading.Thread(target=self.client_executor.spin, daemon=True)
-        self.client_spinner.start()
+        self.client_spinner = Spinner(self.client_executor)
         self.action = ActionClient(self.client, Fjta, f"{ns}/follow_joint_trajectory")
         self.moveit = ActionClient(self.client, FollowJointTrajectory, f"{ns}/moveit/follow_joint_trajectory")
         self.extra_action_clients: list[ActionClient] = []  # a test's own, destroyed by close()
@@ -189,10 +187,7 @@ class Rig:
     def close(self):
         # The action clients are destroyed only once the client's spin thread has stopped: a thread
         # still inside wait_for_ready_callbacks raises on a client destroyed under it.
-        # On a loaded machine (CI with the other core busy) the executor's shutdown took over 5 s and
-        # the thread went on spinning over destroyed clients: wait as long as it takes, within reason.
-        self.client_executor.shutdown(timeout_sec=_STOP_TIMEOUT_S)
-        self.client_spinner.join(timeout=_STOP_TIMEOUT_S)
+        self.client_spinner.stop(_STOP_TIMEOUT_S)
         self.action.destroy()
         self.moveit.destroy()
         for client in self.extra_action_clients:
@@ -203,8 +198,7 @@ class Rig:
         rclpy.shutdown(context=self.client_context)
         if self.node._controller is not None:
             self.node.trigger_shutdown()
-        self.node_executor.shutdown(timeout_sec=_STOP_TIMEOUT_S)
-        self.node_spinner.join(timeout=_STOP_TIMEOUT_S)
+        self.node_spinner.stop(_STOP_TIMEOUT_S)
         self.node.destroy_node()
         # rclpy defers a node's destruction while anything still uses its handle (an action goal's
         # last callback); a node of this name destroyed late would unregister the /rosout publisher
