@@ -25,6 +25,8 @@ base_frame                                 JtacConfig.base_frame
 sensor_frames, ee_frames                   JtacConfig.tips: TipFrames(sensor_frame, ee_frame) per tip
 ft_sensor_name, ft_sensors.<frame>.name    JtacConfig.has_force_torque_sensor (any tip has a sensor);
                                              the loop's wrench source of each tip: wrench_sources()
+update_rate                                JtacConfig.update_rate_hz (the admittance stability check's
+                                             step; the loop's rate is set from the same value)
 stop_accelerations                         T.stop_accelerations_rad_s2
 default_path_tolerance,                    T.default_path_tolerance_rad (one per joint; a non-zero
   constraints.<joint>.path_tolerance         per-joint value wins over the default)
@@ -50,7 +52,7 @@ Units agree on both sides (rad, rad/s, rad/s², s, %, N, N·m, m/s²), so values
 A per-joint tolerance of 0 in ``constraints`` means "use the global default"
 (``parameters.default_joint_tolerances``). The schema parameters without a native counterpart belong to
 the process around the controller (ROS node, hardware thread, simulator, recorder): planning_group_name,
-update_rate, state_publish_rate, hardware, robot_ip, late_commands, realtime_priority, cpu_affinity,
+state_publish_rate, hardware, robot_ip, late_commands, realtime_priority, cpu_affinity,
 record_buffer_cycles, and the per-tip sensor names themselves (the core only learns whether there is
 a sensor; the loop reads each tip's wrench from the source they decide, wrench_sources()). ``robot``
 matters only through the URDF and the frame-name defaults below.
@@ -284,6 +286,8 @@ def native_config(values: Mapping[str, Any], urdf_xml: str | None = None) -> _na
         ],
         # The core has one flag for all tips: on as soon as any tip has a sensor name.
         has_force_torque_sensor=admittance_enabled(values),
+        # Goal intake checks each compliant axis's stability for the admittance integrated at this rate.
+        update_rate_hz=float(values["update_rate"]),  # [Hz]
         **robot_joint_limits(values),
     )
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import math
 import threading
 import time
@@ -55,7 +56,10 @@ __all__ = [
     "Trajectory",
 ]
 
+_log = logging.getLogger(__name__)
+
 ResultCode = _native.ResultCode
+StreamState = _native.StreamState
 EventType = _native.EventType
 ControllerMode = _native.ControllerMode
 
@@ -289,6 +293,9 @@ class GoalHandle:
         self.stop_time_s: float | None = None
         self.predicted_stop_duration_s: float | None = None
         self.events: list[Any] = []
+        # What goal intake accepted but warned about (an admittance axis with little damping); it is
+        # also logged and appended to the result's message.
+        self.warning = ""
 
     def done(self) -> bool:
         return self._future.done()
@@ -361,38 +368,133 @@ class ControllerState:
 class Stream:
     """A streamed joint target in force (Controller.stream()); a context manager.
 
-    send() hands over the newest target; the controller thread reconstructs a smooth command from the
-    stream at its own rate (delayed by one measured interval, moving at the velocity measured between
-    targets) and the hardware thread limits it, so a 10–125 Hz source reaches the robot as a ramp.
-    When targets stop for four intervals the command holds where it is. close() (or the end of the
-    ``with`` block) returns the loop to trajectory execution.
+    Two kinds of input, both placed at their times on the controller clock (``controller.state.time``)
+    and joined into one command whose position, velocity and acceleration are continuous
+    (jtac_loop/chunk_stream.hpp):
+
+    * send_chunk(): an action chunk of a learned policy — H future points with times relative to the
+      observation the policy computed it from. The part already past when it arrives is skipped; the
+      rest replaces the executing future, blended in over ``blend_window_s`` (C²), never re-anchored
+      on the measured state.
+    * send(): a single target (teleoperation, a planner), stamped with the controller time at which it
+      is sent and placed one sender interval (+ its jitter) later, so a 10–125 Hz source with
+      millisecond jitter reaches the robot smooth.
+
+    When inputs stop (the future runs out, or none for ``timeout_s``) or a chunk arrives entirely in the
+    past, the command brakes to rest within the controller's stop_accelerations (counted in brakes,
+    stale_chunks). close() (or the end of the ``with`` block) returns the loop to trajectory execution.
     """
 
     def __init__(self, controller: Controller, law: Any) -> None:
         self._controller = controller
         self._law = law
         self._names = controller.joint_names
+        self._send_lock = threading.Lock()  # one writer at a time into the native mailboxes
         self.active = True
+
+    def now(self) -> float:
+        """The controller time now [s] (the clock of ``controller.state.time``, of chunk times and of
+        ``observed_at_s``)."""
+        if self._controller.lockstep:
+            return self._controller._sim_time()
+        t = self._law.controller_time_s()
+        if math.isnan(t):  # the law has not run a cycle yet: the last cycle's time
+            state = self._controller.state
+            return float(state.time) if state is not None else 0.0
+        return float(t)
+
+    def _check(self, name: str, value: np.ndarray, shape: tuple[int, ...]) -> None:
+        if value.shape != shape:
+            raise ValueError(f"stream {name} must have shape {shape}, got {value.shape}")
+        bad = np.argwhere(~np.isfinite(value))
+        if bad.size:
+            index = tuple(int(i) for i in bad[0])
+            joint = self._names[index[-1]]
+            where = f"[{index[0]}]" if len(index) == 2 else ""
+            raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
 
     def send(self, q_rad: Sequence[float], dq_rad_s: Sequence[float] | None = None) -> None:
         """The newest target [rad] (and its velocity [rad/s], optional), in the controller's joint
-        order. ValueError for a wrong shape or a non-finite value (nothing reaches the robot)."""
+        order, stamped now on the controller clock. ValueError for a wrong shape or a non-finite value
+        (nothing reaches the robot)."""
+        stamp = self.now()  # first: the target is the sender's for this instant
         if not self.active:
             raise RuntimeError("this stream is closed")
+        n = len(self._names)
         q = np.asarray(q_rad, dtype=float)
         dq = None if dq_rad_s is None else np.asarray(dq_rad_s, dtype=float)
-        for name, value in (("q_rad", q), ("dq_rad_s", dq)):
-            if value is None:
-                continue
-            if value.shape != (len(self._names),):
-                n = len(self._names)
-                raise ValueError(f"stream {name} must have {n} values, got shape {value.shape}")
-            bad = np.flatnonzero(~np.isfinite(value))
-            if bad.size:
-                j = int(bad[0])
-                raise ValueError(f"stream {name}: joint '{self._names[j]}' is {value[j]}")
-        stamp = self._controller._sim_time() if self._controller.lockstep else time.monotonic()
-        self._law.set_target(q, dq, stamp)
+        self._check("q_rad", q, (n,))
+        if dq is not None:
+            self._check("dq_rad_s", dq, (n,))
+        with self._send_lock:
+            self._law.set_target(q, dq, stamp)
+
+    def send_chunk(
+        self,
+        times_s: Sequence[float],
+        positions_rad: Any,
+        velocities_rad_s: Any = None,
+        *,
+        observed_at_s: float | None = None,
+    ) -> None:
+        """An action chunk: H joint targets ``positions_rad`` (H, n) [rad] (and velocities (H, n)
+        [rad/s], optional) at ``times_s`` (H,) [s] — strictly increasing, >= 0 — after
+        ``observed_at_s``, the controller time of the observation the chunk was computed from
+        (``controller.state.time`` when it was read; default now). ValueError naming the field, point,
+        joint and value for a malformed or non-finite chunk (nothing reaches the robot)."""
+        if not self.active:
+            raise RuntimeError("this stream is closed")
+        observed = self.now() if observed_at_s is None else float(observed_at_s)
+        if not math.isfinite(observed):
+            raise ValueError(f"stream observed_at_s must be finite, got {observed}")
+        times = np.asarray(times_s, dtype=float)
+        if times.ndim != 1 or times.size == 0:
+            raise ValueError(f"stream times_s must be a non-empty 1-D sequence, got shape {times.shape}")
+        for k, t in enumerate(times):
+            if not math.isfinite(t) or t < 0.0:
+                raise ValueError(f"stream times_s[{k}] must be finite and >= 0, got {t}")
+            if k and t <= times[k - 1]:
+                raise ValueError(
+                    f"stream times_s must increase strictly: times_s[{k}] = {t} after {times[k - 1]}"
+                )
+        shape = (times.size, len(self._names))
+        q = np.asarray(positions_rad, dtype=float)
+        self._check("positions_rad", q, shape)
+        dq = None
+        if velocities_rad_s is not None:
+            dq = np.asarray(velocities_rad_s, dtype=float)
+            self._check("velocities_rad_s", dq, shape)
+        with self._send_lock:
+            self._law.set_chunk(observed + times, q, dq)
+
+    @property
+    def chunks_taken(self) -> int:
+        return self._law.chunks_taken
+
+    @property
+    def stale_chunks(self) -> int:
+        """Chunks that arrived entirely in the past (each braked the arm)."""
+        return self._law.stale_chunks
+
+    @property
+    def brakes(self) -> int:
+        """Times the command braked to rest while it followed an input (timeout, run out, stale chunk)."""
+        return self._law.brakes
+
+    @property
+    def refused(self) -> int:
+        """Inputs the native side refused (none pass the checks above; a full target queue)."""
+        return self._law.targets_refused
+
+    @property
+    def state(self) -> Any:
+        """StreamState: HOLDING (nothing in force), FOLLOWING or BRAKING."""
+        return self._law.state
+
+    @property
+    def target_delay_s(self) -> float:
+        """How long after its send time a single target is reached [s] (sender interval + jitter)."""
+        return self._law.target_delay_s
 
     @property
     def targets_taken(self) -> int:
@@ -729,16 +831,35 @@ class Controller:
         except TimeoutError:
             raise TimeoutError(f"goal {handle.goal_id} not finished after {timeout} s") from None
 
-    def stream(self) -> Stream:
+    def stream(
+        self,
+        *,
+        blend_window_s: float = 0.1,
+        timeout_s: float = 0.5,
+        ensemble_weight: float = 1.0,
+        chunk_capacity: int = 64,
+    ) -> Stream:
         """Switches the loop from trajectory execution to following a streamed target (teleoperation,
-        a policy): returns a Stream whose send() hands over targets. A goal still running ends
-        ABORTED (INVALID_STATE) at the switch; the arm holds where it is until the first target.
-        Goals are refused (INVALID_STATE) while the stream is open."""
+        a policy): returns a Stream whose send() hands over single targets and send_chunk() action
+        chunks. A goal still running ends ABORTED (INVALID_STATE) at the switch; the arm holds where it
+        is until the first input. Goals are refused (INVALID_STATE) while the stream is open.
+
+        blend_window_s: shortest blend from the executing future into a new chunk [s]; timeout_s: brake
+        when no input came for this long [s]; ensemble_weight: weight of the newest chunk where chunks
+        overlap (1 = none; e.g. 0.3 averages with exponential weights); chunk_capacity: most points in
+        one chunk. Braking uses the controller's stop_accelerations."""
         self._require_started()
         with self._lock:
             if self._stream is not None:
                 raise RuntimeError("a stream is already open: close it first")
-            law = _native.StreamLaw(1.0 / self.update_rate_hz)
+            law = _native.StreamLaw(
+                1.0 / self.update_rate_hz,
+                chunk_capacity=int(chunk_capacity),
+                blend_window_s=float(blend_window_s),
+                timeout_s=float(timeout_s),
+                stop_accelerations_rad_s2=list(self._values["stop_accelerations"]),
+                ensemble_weight=float(ensemble_weight),
+            )
             self._loop.use_law(law)
             self._stream = Stream(self, law)
             return self._stream
@@ -991,6 +1112,9 @@ class Controller:
                     message = f"{message} ({self._hardware_error})"
                 handle._resolve(GoalResult(result.code, message, result.goal_id))
                 return handle
+            handle.warning = result.warning
+            if result.warning:
+                _log.warning("goal %d accepted with a warning: %s", result.goal_id, result.warning)
             self._goals[result.goal_id] = handle
         return handle
 
@@ -1063,6 +1187,10 @@ class Controller:
             message = event.message
             if self._hardware_error is not None and event.type != EventType.GOAL_SUCCEEDED:
                 message = f"{message} ({self._hardware_error})"
+            if handle.warning:
+                message = (
+                    f"{message} (warning: {handle.warning})" if message else f"warning: {handle.warning}"
+                )
             handle._resolve(
                 GoalResult(
                     code=event.code,

@@ -15,11 +15,18 @@ Subcommands (``jtac <command> --help`` for the options)::
     jtac list-controllers [--verbose]                         the controller, its type and state
     jtac switch [--activate NAME] [--deactivate NAME]         activate / deactivate the controller
     jtac plot RECORD.npz [--out DIR]                          write the four plots of a recording
+    jtac plot-admittance --mass M --stiffness K [--damping D] [--rate HZ] [--out FILE]
+                                                              check an admittance set at a rate and plot
+                                                              its continuous vs discrete step response
     jtac doctor [--robot-ip IP] [--seconds S] [--json]        can this machine hold the 1 kHz loop?
 
 Every command that talks to the node takes ``--node NAME`` (default
 ``joint_trajectory_admittance_controller``) and ``--wait S``, how long to wait for the node's action,
 service or topic to be discovered. Goal files are described in jtac_ros/goal_file.py.
+
+``jtac plot-admittance`` needs no node and no ROS either: it runs goal intake's stability check
+(jtac_py.admittance, docs/admittance.md), prints one line per axis and exits 1 when goal intake would
+reject the set.
 
 ``jtac doctor`` needs no node and no ROS (jtac_py/doctor.py, docs/doctor.md): it checks the kernel,
 scheduling limits, CPUs and the route to the robot, measures wake-up lateness, and names the fix of
@@ -882,6 +889,55 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_plot_admittance(args: argparse.Namespace) -> int:
+    # jtac_py only: a gain check needs no ROS.
+    from jtac_py import admittance
+
+    def six(values: list[float] | None, name: str) -> Any:
+        if values is None:
+            return None
+        if len(values) not in (1, 6):
+            raise CliError(EXIT_USAGE, f"--{name} takes 1 or 6 values [x y z rx ry rz], got {len(values)}")
+        return values[0] if len(values) == 1 else values
+
+    axes = [True] * 6
+    if args.axes is not None:
+        unknown = set(args.axes) - set(admittance.AXIS_NAMES)
+        if unknown:
+            raise CliError(EXIT_USAGE, f"--axes: unknown axis {sorted(unknown)} (x y z rx ry rz)")
+        axes = [name in args.axes for name in admittance.AXIS_NAMES]
+    try:
+        result = admittance.check(
+            six(args.mass, "mass"),
+            six(args.stiffness, "stiffness"),
+            six(args.damping, "damping"),
+            args.rate,
+            joint_damping_per_s=args.joint_damping,
+            selected_axes=axes,
+        )
+    except ValueError as exc:
+        raise CliError(EXIT_USAGE, str(exc)) from None
+    print(f"rate {result.rate_hz:g} Hz, joint damping {result.joint_damping_per_s:g}/s: {result.verdict}")
+    for a in result.axes:
+        print(
+            f"  {a.name:>2}: {a.verdict:<14} radius {a.spectral_radius:.6f}  K_max {a.max_stiffness:.6g}  "
+            f"wn {a.natural_frequency_rad_s:.4g} rad/s  zeta {a.damping_ratio:.3g}  "
+            f"settling {a.settling_time_s:.4g} s (discrete {a.discrete_settling_time_s:.4g} s)"
+        )
+        if a.message:
+            print(f"      {a.message}")
+    try:
+        written = admittance.plot_step_response(result, args.out, force=args.force, duration_s=args.duration)
+    except ImportError as exc:
+        raise CliError(
+            EXIT_USAGE, f"plotting needs matplotlib ({exc}): pip install 'jtac-py[plot]'"
+        ) from None
+    except (ValueError, OSError) as exc:
+        raise CliError(EXIT_USAGE, str(exc)) from None
+    print(written)
+    return EXIT_OK if result.accepted else EXIT_FAILED
+
+
 # --------------------------------------------------------------------------------------------------- doctor
 def _robot_ip(text: str) -> str:
     from jtac_py.doctor import robot_address
@@ -1097,6 +1153,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="nominal controller period for the timing plot [µs] (default: 1000)",
     )
     p.set_defaults(func=_cmd_plot)
+
+    p = sub.add_parser(
+        "plot-admittance",
+        help="is an admittance set stable at a rate? plot its continuous vs discrete step response",
+        description="Run goal intake's stability check (jtac integrates M·ë + D·ė + K·e = F with "
+        "semi-implicit Euler at update_rate; docs/admittance.md) on one tip's set, print each axis's "
+        "verdict, spectral radius, largest stable stiffness, natural frequency, damping ratio and settling "
+        "time, and plot the predicted step response beside the discrete one. Exit 1 when goal intake "
+        "would reject the set.",
+    )
+    p.add_argument("--mass", type=float, nargs="+", required=True, metavar="M", help="[kg, kg·m²]: 1 or 6")
+    p.add_argument("--stiffness", type=float, nargs="+", required=True, metavar="K", help="[N/m, N·m/rad]")
+    p.add_argument(
+        "--damping", type=float, nargs="+", metavar="D", help="[N·s/m, N·m·s/rad] (default: critical)"
+    )
+    p.add_argument(
+        "--rate", type=float, default=1000.0, metavar="HZ", help="update_rate [Hz] (default: 1000)"
+    )
+    p.add_argument("--joint-damping", type=float, default=0.0, metavar="PER_S", help="[1/s] (default: 0)")
+    p.add_argument(
+        "--axes", nargs="+", metavar="AXIS", help="compliant axes among x y z rx ry rz (default: all)"
+    )
+    p.add_argument("--force", type=float, default=1.0, metavar="F", help="step [N, N·m] (default: 1)")
+    p.add_argument(
+        "--duration", type=_seconds, metavar="S", help="plotted time [s] (default: 2 settling times)"
+    )
+    p.add_argument(
+        "--out", default="admittance_step.png", metavar="FILE", help="image (default: admittance_step.png)"
+    )
+    p.set_defaults(func=_cmd_plot_admittance)
 
     from jtac_py.doctor import DEFAULT_SECONDS  # standard library only: cheap, and no ROS
 

@@ -693,6 +693,8 @@ class JtacNode(LifecycleNode):
         if handle.done():  # refused at submission: the core gave it no id and it never runs
             return _Tracked(handle, f"goal ({source})")
         tracked = _Tracked(handle, f"goal {handle.goal_id} ({source})")
+        if handle.warning:  # accepted, e.g. an admittance axis with little damping: said once, here
+            self._goal_log.log("warning", f"{tracked.label}: accepted with a warning: {handle.warning}")
         points = core_goal["trajectory"]["points"]
         duration_s = points[-1]["time_from_start_s"] if points else 0.0
         self._trajectory_time.register(handle.goal_id, handle, duration_s)

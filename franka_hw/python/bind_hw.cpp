@@ -523,20 +523,91 @@ void bind_hw(py::module_& m) {
           "or after "
           "the thread ended on a device error.");
 
+  // Rows of an (H, 7) array as joint arrays (a 1-D array of 7 values is one row); `name` in errors.
+  const auto joint_rows = [](const InputArray& a, const char* name) {
+    if (a.ndim() != 2 || a.shape(1) != 7) {
+      throw std::invalid_argument(std::string(name) + " must have shape (H, 7), got " +
+                                  std::to_string(a.ndim()) + " dimensions" +
+                                  (a.ndim() == 2 ? " of width " + std::to_string(a.shape(1)) : ""));
+    }
+    std::vector<JointArray> rows(static_cast<std::size_t>(a.shape(0)));
+    const auto view = a.unchecked<2>();
+    for (py::ssize_t k = 0; k < a.shape(0); ++k) {
+      for (py::ssize_t i = 0; i < 7; ++i) {
+        rows[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] = view(k, i);
+      }
+    }
+    return rows;
+  };
+  py::enum_<jtac::hw::StreamState>(m, "StreamState", "What a stream's command does")
+      .value("HOLDING", jtac::hw::StreamState::kHolding)
+      .value("FOLLOWING", jtac::hw::StreamState::kFollowing)
+      .value("BRAKING", jtac::hw::StreamState::kBraking);
   py::class_<jtac::hw::StreamLaw>(m, "StreamLaw",
-                                  "A control law following a streamed joint target (ControlLoop.use_law)")
-      .def(py::init<double>(), py::arg("controller_period_s") = 0.001)
+                                  "A control law following timed action chunks and stamped single targets "
+                                  "(ControlLoop.use_law); jtac_loop/chunk_stream.hpp")
+      .def(py::init([](double controller_period_s, std::int64_t chunk_capacity, double blend_window_s,
+                       double timeout_s, double run_out_s,
+                       const std::optional<InputArray>& stop_accelerations, double ensemble_weight) {
+             if (chunk_capacity < 1) {
+               throw std::invalid_argument("chunk_capacity must be >= 1, got " +
+                                           std::to_string(chunk_capacity));
+             }
+             jtac::hw::ChunkStreamConfig config;
+             config.controller_period_s = controller_period_s;
+             config.chunk_capacity = static_cast<std::size_t>(chunk_capacity);
+             config.blend_window_s = blend_window_s;
+             config.timeout_s = timeout_s;
+             config.run_out_s = run_out_s;
+             if (stop_accelerations) {
+               config.stop_accelerations_rad_s2 = fixed<7>(*stop_accelerations, "stop_accelerations_rad_s2");
+             }
+             config.ensemble_weight = ensemble_weight;
+             return std::make_unique<jtac::hw::StreamLaw>(config);
+           }),
+           py::arg("controller_period_s") = 0.001, py::kw_only(), py::arg("chunk_capacity") = 64,
+           py::arg("blend_window_s") = 0.1, py::arg("timeout_s") = 0.5, py::arg("run_out_s") = 0.02,
+           py::arg("stop_accelerations_rad_s2") = py::none(), py::arg("ensemble_weight") = 1.0,
+           "ValueError for a configuration out of range")
       .def(
           "set_target",
           [](jtac::hw::StreamLaw& law, const InputArray& q, const std::optional<InputArray>& dq,
              double stamp_s) {
-            return law.set_target(fixed<7>(q, "q_rad"), dq ? fixed<7>(*dq, "dq_rad_s") : JointArray{},
-                                  stamp_s);
+            const JointArray q_rad = fixed<7>(q, "q_rad");
+            return dq ? law.set_target(q_rad, fixed<7>(*dq, "dq_rad_s"), stamp_s)
+                      : law.set_target(q_rad, stamp_s);
           },
           py::arg("q_rad"), py::arg("dq_rad_s") = py::none(), py::arg("stamp_s") = 0.0,
-          "Hands over the newest target; False (refused) for a non-finite value. Never waits")
+          "A single target sent at controller time stamp_s [s]; False (refused) for a non-finite value. "
+          "Never waits")
+      .def(
+          "set_chunk",
+          [joint_rows](jtac::hw::StreamLaw& law, const InputArray& times, const InputArray& q,
+                       const std::optional<InputArray>& dq) {
+            const std::vector<double> t(times.data(), times.data() + times.size());
+            const std::vector<JointArray> q_rows = joint_rows(q, "positions_rad");
+            const std::vector<JointArray> dq_rows =
+                dq ? joint_rows(*dq, "velocities_rad_s") : std::vector<JointArray>{};
+            const std::string message = law.validate_chunk(t, q_rows, dq_rows);
+            if (!message.empty()) {
+              throw std::invalid_argument(message);
+            }
+            return law.set_chunk(t, q_rows, dq_rows);
+          },
+          py::arg("times_s"), py::arg("positions_rad"), py::arg("velocities_rad_s") = py::none(),
+          "An action chunk, times on the controller clock [s]; ValueError (nothing sent) for a malformed "
+          "or non-finite one. Never waits")
+      .def("controller_time_s", &jtac::hw::StreamLaw::controller_time_s,
+           "The controller time now [s] from the host's steady clock (NaN before the law's first cycle)")
       .def_property_readonly("targets_taken", &jtac::hw::StreamLaw::targets_taken)
+      .def_property_readonly("chunks_taken", &jtac::hw::StreamLaw::chunks_taken)
       .def_property_readonly("targets_refused", &jtac::hw::StreamLaw::targets_refused)
+      .def_property_readonly("stale_chunks", &jtac::hw::StreamLaw::stale_chunks)
+      .def_property_readonly("brakes", &jtac::hw::StreamLaw::brakes)
+      .def_property_readonly("state", &jtac::hw::StreamLaw::state)
+      .def_property_readonly(
+          "target_delay_s", [](const jtac::hw::StreamLaw& law) { return law.stream().target_delay_s(); },
+          "The delay at which single targets are placed after their stamps [s]")
       .def_property_readonly("holding", &jtac::hw::StreamLaw::holding);
 
   py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")

@@ -555,7 +555,8 @@ void bind_configuration(py::module_& m) {
       .def(py::init([](std::vector<std::string> joint_names, std::vector<std::string> continuous_joints,
                        int max_trajectory_points, std::string urdf_xml, std::string base_frame,
                        const py::object& tips, bool has_force_torque_sensor,
-                       std::vector<double> max_velocity_rad_s, std::vector<double> max_acceleration_rad_s2) {
+                       std::vector<double> max_velocity_rad_s, std::vector<double> max_acceleration_rad_s2,
+                       double update_rate_hz, bool check_admittance_stability) {
              jtac::JtacConfig c;
              c.trajectory.joint_names = std::move(joint_names);
              c.trajectory.continuous_joints = std::move(continuous_joints);
@@ -566,13 +567,16 @@ void bind_configuration(py::module_& m) {
              c.base_frame = std::move(base_frame);
              c.tips = tip_frames_from(tips);
              c.has_force_torque_sensor = has_force_torque_sensor;
+             c.update_rate_hz = update_rate_hz;
+             c.check_admittance_stability = check_admittance_stability;
              return c;
            }),
            py::arg("joint_names"), py::arg("continuous_joints") = std::vector<std::string>{},
            py::arg("max_trajectory_points") = 10000, py::arg("urdf_xml") = "", py::arg("base_frame") = "",
            py::arg("tips") = py::list(), py::arg("has_force_torque_sensor") = false,
            py::arg("max_velocity_rad_s") = std::vector<double>{},
-           py::arg("max_acceleration_rad_s2") = std::vector<double>{})
+           py::arg("max_acceleration_rad_s2") = std::vector<double>{}, py::arg("update_rate_hz") = 1000.0,
+           py::arg("check_admittance_stability") = true)
       .def_property(
           "max_velocity_rad_s", [](const jtac::JtacConfig& c) { return c.trajectory.max_velocity_rad_s; },
           [](jtac::JtacConfig& c, std::vector<double> v) { c.trajectory.max_velocity_rad_s = std::move(v); },
@@ -602,7 +606,11 @@ void bind_configuration(py::module_& m) {
           "tips", [](const jtac::JtacConfig& c) { return c.tips; },
           [](jtac::JtacConfig& c, const py::object& tips) { c.tips = tip_frames_from(tips); },
           "TipFrames (or (sensor_frame, ee_frame) pairs), one per tip")
-      .def_readwrite("has_force_torque_sensor", &jtac::JtacConfig::has_force_torque_sensor);
+      .def_readwrite("has_force_torque_sensor", &jtac::JtacConfig::has_force_torque_sensor)
+      .def_readwrite("update_rate_hz", &jtac::JtacConfig::update_rate_hz,
+                     "The rate update() runs at [Hz]; goal intake checks admittance stability at it")
+      .def_readwrite("check_admittance_stability", &jtac::JtacConfig::check_admittance_stability,
+                     "For tests only: False accepts admittance sets the stability check would reject");
 
   py::class_<jtac::JtacParameters>(m, "JtacParameters", "Run-time parameters, applied at a cycle boundary")
       .def(py::init([](const jtac::ControllerParameters& trajectory, double ft_cutoff_frequency_ratio,

@@ -618,10 +618,12 @@ void bind_controller(py::module_& m) {
       .def_readonly("message", &jtac::SubmitResult::message)
       .def_readonly("goal_id", &jtac::SubmitResult::goal_id)
       .def_readonly("busy", &jtac::SubmitResult::busy)
+      .def_readonly("warning", &jtac::SubmitResult::warning)
       .def("__repr__", [](const jtac::SubmitResult& r) {
         return "SubmitResult(code=" + std::string(jtac::to_string(r.code)) +
                ", goal_id=" + std::to_string(r.goal_id) + ", busy=" + (r.busy ? "True" : "False") +
-               ", message='" + r.message + "')";
+               ", message='" + r.message + "'" + (r.warning.empty() ? "" : ", warning='" + r.warning + "'") +
+               ")";
       });
 
   py::class_<StopRequest>(m, "StopRequest", "A stop requested through the cycle input (e.g. F/T threshold)")

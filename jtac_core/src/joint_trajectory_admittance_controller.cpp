@@ -1,7 +1,9 @@
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numbers>
 #include <stdexcept>
 
 namespace jtac {
@@ -73,8 +75,14 @@ void JointTrajectoryAdmittanceController::configure(const JtacConfig& config,
   if (std::string e = validate_force_torque(parameters); !e.empty()) {
     throw std::invalid_argument(e);
   }
+  if (!(std::isfinite(config.update_rate_hz) && config.update_rate_hz > 0.0)) {
+    throw std::invalid_argument("update_rate = " + num(config.update_rate_hz) +
+                                " Hz: must be finite and > 0");
+  }
   trajectory_.configure(config.trajectory, parameters.trajectory);
   has_sensor_ = config.has_force_torque_sensor;
+  period_s_ = 1.0 / config.update_rate_hz;
+  check_stability_ = config.check_admittance_stability;
   num_tips_ = static_cast<int>(config.tips.size());
   if (num_tips_ > kMaxTips) {
     throw std::invalid_argument("ee_frames: " + std::to_string(num_tips_) + " tips; at most " +
@@ -142,7 +150,8 @@ std::string JointTrajectoryAdmittanceController::set_parameters(const JtacParame
 }
 
 std::string JointTrajectoryAdmittanceController::validate_admittance(const JtacGoal& goal,
-                                                                     AdmittanceGoal& out) const {
+                                                                     AdmittanceGoal& out,
+                                                                     std::string& warning) const {
   out = AdmittanceGoal{};
   out.num_tips = num_tips_;
   out.gravity_base_m_s2 = params_nonrt_.gravity_base_m_s2;
@@ -288,18 +297,101 @@ std::string JointTrajectoryAdmittanceController::validate_admittance(const JtacG
       t.threshold = Eigen::Map<const Vector6>(g.absolute_force_torque_threshold.data());
     }
   }
+  return check_stability_ ? check_stability(goal, out, warning) : "";
+}
+
+std::string JointTrajectoryAdmittanceController::check_stability(const JtacGoal& goal,
+                                                                 const AdmittanceGoal& out,
+                                                                 std::string& warning) const {
+  const double h = period_s_;
+  const double jd = out.joint_damping_per_s;
+  // The spring that holds every unselected axis (unit mass, critically damped) meets the joint
+  // damping too: a joint damping large for the rate destabilises it.
+  constexpr double kHoldOmega = 2.0 * std::numbers::pi * Admittance::kHoldFrequencyHz;  // [rad/s]
+  const AxisStability hold = check_axis_stability(1.0, kHoldOmega * kHoldOmega, 2.0 * kHoldOmega, h, jd);
+  if (!admittance_accepted(hold.verdict)) {
+    // Largest joint damping that keeps the hold spring inside the margin: h·d ≤ 2·keep and
+    // K ≤ keep·K_max, with d = 2ω + jd.
+    const double keep = 1.0 - kAdmittanceStabilityMargin;
+    const double by_damping = 2.0 * keep / h - 2.0 * kHoldOmega;
+    const double by_stiffness = (4.0 - h * h * kHoldOmega * kHoldOmega / keep) / (2.0 * h) - 2.0 * kHoldOmega;
+    return tip_field(0) + ".joint_damping = " + num(jd) + "/s at " + num(1.0 / h) +
+           " Hz makes the spring that holds the unselected axes (" + num(Admittance::kHoldFrequencyHz) +
+           " Hz, critically damped) " + to_string(hold.verdict) + " (spectral radius " +
+           num(hold.spectral_radius) + "): joint_damping must stay at or below " +
+           num(std::min(by_damping, by_stiffness)) + "/s at this rate";
+  }
+  for (std::size_t i = 0; i < goal.tips.size(); ++i) {
+    // The tip this entry addresses (validate_admittance checked the frame name).
+    int tip = static_cast<int>(i);
+    for (int k = 0; k < num_tips_; ++k) {
+      if (!goal.tips[i].end_effector_frame.empty() &&
+          ee_frame_names_[static_cast<std::size_t>(k)] == goal.tips[i].end_effector_frame) {
+        tip = k;
+      }
+    }
+    const TipAdmittance& t = out.tips[static_cast<std::size_t>(tip)];
+    const std::string where =
+        tip_field(i) + " (tip '" + ee_frame_names_[static_cast<std::size_t>(tip)] + "') ";
+    // Warnings of axes with the same set read once: "axes x y z: ...".
+    std::string axes;
+    std::string text;
+    int count = 0;
+    const auto flush = [&] {
+      if (count > 0) {
+        if (!warning.empty()) {
+          warning += "; ";
+        }
+        warning += where;
+        warning += count > 1 ? "axes " : "axis ";
+        warning += axes;
+        warning += ": ";
+        warning += text;
+      }
+      axes.clear();
+      count = 0;
+    };
+    for (int a = 0; a < 6; ++a) {
+      if (!t.selected[static_cast<std::size_t>(a)]) {
+        continue;
+      }
+      const AxisStability s = check_axis_stability(t.mass[a], t.stiffness[a], t.damping[a], h, jd);
+      if (s.verdict == AdmittanceVerdict::kStable) {
+        continue;
+      }
+      const std::string message = admittance_stability_message(s, a);
+      if (!admittance_accepted(s.verdict)) {
+        return where + "axis " + kAxisNames[a] + ": " + message;
+      }
+      if (count > 0 && message != text) {
+        flush();
+      }
+      if (count > 0) {
+        axes += ' ';
+      }
+      axes += kAxisNames[a];
+      text = message;
+      ++count;
+    }
+    flush();
+  }
   return "";
 }
 
 SubmitResult JointTrajectoryAdmittanceController::submit_goal(const JtacGoal& goal, double now_s) {
   AdmittanceGoal admittance;
-  if (std::string e = validate_admittance(goal, admittance); !e.empty()) {
+  std::string warning;
+  if (std::string e = validate_admittance(goal, admittance, warning); !e.empty()) {
     SubmitResult r;
     r.code = ResultCode::kInvalidGoal;
     r.message = std::move(e);
     return r;
   }
-  return trajectory_.submit_goal(goal.trajectory, now_s, &admittance);
+  SubmitResult r = trajectory_.submit_goal(goal.trajectory, now_s, &admittance);
+  if (r.code == ResultCode::kSuccessful && !r.busy) {
+    r.warning = std::move(warning);
+  }
+  return r;
 }
 
 std::string JointTrajectoryAdmittanceController::request_zero_fts(int tip) {

@@ -25,8 +25,10 @@ class Jtac : public ::testing::Test {
  protected:
   void SetUp() override { configure(true); }
 
-  void configure(bool sensor) {
+  void configure(bool sensor, double update_rate_hz = 1000.0, bool check_stability = true) {
     jtac::JtacConfig config;
+    config.update_rate_hz = update_rate_hz;
+    config.check_admittance_stability = check_stability;
     config.trajectory.joint_names = jtac::test::arm_joint_names("fr3");
     config.trajectory.max_trajectory_points = 64;
     config.urdf_xml = jtac::test::read_text_file(JTAC_FR3_URDF);
@@ -264,6 +266,116 @@ TEST_F(Jtac, GoalValidationNamesTheFieldAndAxis) {
   goal.absolute_force_torque_threshold = {45, 45, std::nan(""), 10, 10, 10};
   r = ctrl_.submit_goal(goal, t_);
   EXPECT_EQ(r.message, "absolute_force_torque_threshold[2] (Fz) = nan: must be > 0");
+}
+
+// M = 0.1 kg, D = 32 N·s/m on x y z: at 1 kHz K_max = (4M − 2hD)/h² = 336000 N/m.
+jtac::TipGoal translational(double stiffness, double mass = 0.1, double damping = 32.0) {
+  jtac::TipGoal tip;
+  tip.mass.assign(6, mass);
+  tip.stiffness.assign(6, stiffness);
+  tip.damping.assign(6, damping);
+  tip.selected_axes = {true, true, true, false, false, false};
+  return tip;
+}
+
+TEST_F(Jtac, AnAdmittanceSetUnstableAtTheRateIsRejectedNamingTipAxisSetRateAndBound) {
+  auto goal = hold(1.0);
+  goal.tips = {translational(400000.0)};
+  auto r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  for (const char* part :
+       {"admittance_parameters (tip 'fr3_ee') axis x: ", "M = 0.1 kg", "K = 400000 N/m", "D = 32 N·s/m",
+        "at 1000 Hz", "is unstable",
+        "the largest stable stiffness for this mass and damping at this rate is 336000 N/m",
+        "accepted up to 302400 N/m"}) {
+    EXPECT_NE(r.message.find(part), std::string::npos) << part << " not in: " << r.message;
+  }
+  // Within the 10 % margin of the bound: stable, still rejected.
+  goal.tips = {translational(320000.0)};
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_NE(r.message.find("within the 10 % margin"), std::string::npos) << r.message;
+  // The same tip named by frame, on a rotational axis (units N·m/rad) at 125 Hz.
+  configure(true, 125.0);
+  goal = hold(1.0);
+  goal.tips = {translational(0.0)};
+  goal.tips[0].end_effector_frame = "fr3_ee";
+  goal.tips[0].selected_axes = {false, false, false, false, true, false};
+  goal.tips[0].stiffness[4] = 6000.0;
+  goal.tips[0].damping[4] = 4.0;
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_NE(r.message.find("admittance_parameters (tip 'fr3_ee') axis ry: M = 0.1 kg·m², K = 6000 N·m/rad, "
+                           "D = 4 N·m·s/rad at 125 Hz is unstable"),
+            std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("is 5250 N·m/rad"), std::string::npos) << r.message;
+}
+
+TEST_F(Jtac, ALightlyDampedSetIsAcceptedWithAWarningNamingTheAxis) {
+  configure(true, 125.0);
+  auto goal = hold(0.5);
+  goal.tips = {translational(4000.0, 0.1, 4.0)};  // ζ = 4 / (2·√400) = 0.1
+  const auto r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kSuccessful) << r.message;
+  EXPECT_NE(r.goal_id, 0u);
+  // x y z share the set: one text for the three.
+  EXPECT_EQ(r.warning.find("admittance_parameters (tip 'fr3_ee') axes x y z: M = 0.1 kg, K = 4000 N/m"), 0u)
+      << r.warning;
+  EXPECT_NE(r.warning.find("damping ratio 0.1 < 0.2"), std::string::npos) << r.warning;
+  EXPECT_EQ(r.warning.find(';'), std::string::npos) << r.warning;
+  // Critically damped: no warning.
+  run(0.1);
+  goal.tips = {translational(4000.0, 1.0, 2.0 * std::sqrt(4000.0))};
+  const auto quiet = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(quiet.code, ResultCode::kSuccessful) << quiet.message;
+  EXPECT_EQ(quiet.warning, "");
+}
+
+TEST_F(Jtac, AJointDampingThatDestabilisesTheHoldSpringIsRejected) {
+  // At 125 Hz the 10 Hz hold spring (unit mass, d = 2ω = 125.7/s) keeps h·(d + joint_damping) ≤ 1.8
+  // only for joint_damping ≤ 99.3/s.
+  configure(true, 125.0);
+  auto goal = hold(0.5);
+  goal.joint_damping_per_s = 150.0;
+  auto r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kInvalidGoal);
+  EXPECT_NE(
+      r.message.find("admittance_parameters.joint_damping = 150/s at 125 Hz makes the spring that holds "
+                     "the unselected axes (10 Hz, critically damped) unstable"),
+      std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("at or below 99.3"), std::string::npos) << r.message;
+  goal.joint_damping_per_s = 90.0;
+  r = ctrl_.submit_goal(goal, t_);
+  EXPECT_EQ(r.code, ResultCode::kSuccessful) << r.message;
+}
+
+TEST_F(Jtac, WithTheCheckOffForTestsAnUnstableSetIsAcceptedAndGrowsByItsSpectralRadius) {
+  configure(true, 1000.0, false);
+  const double K = 1.2 * 336000.0;
+  const auto predicted = jtac::check_axis_stability(0.1, K, 32.0, kDt);
+  ASSERT_EQ(predicted.verdict, jtac::AdmittanceVerdict::kUnstable);
+  auto goal = hold(2.0);
+  goal.tips = {translational(K)};
+  const auto id = submit(goal);
+  run(0.01);
+  wrench_[0] << 0.0, 0.0, 1.0, 0.0, 0.0, 0.0;  // 1 N for one cycle: 10 µm
+  step();
+  wrench_[0].setZero();
+  run(0.003);
+  const double early = out_.joint_offset_rad.norm();
+  run(0.005);
+  const double later = out_.joint_offset_rad.norm();
+  // Five cycles apart, while the offset is still small (< 1 mm: the kinematics are linear), it grew
+  // by the predicted ρ per cycle (to 2 %: the damped least squares mapping is not exactly 1).
+  EXPECT_NEAR(std::pow(later / early, 1.0 / 5.0), predicted.spectral_radius,
+              0.02 * predicted.spectral_radius);
+  run(1.0);
+  EXPECT_EQ(find(EventType::kGoalSucceeded, id), nullptr);  // it diverged and was stopped
+  // The check switched on refuses the same set.
+  configure(true, 1000.0, true);
+  EXPECT_EQ(ctrl_.submit_goal(goal, t_).code, ResultCode::kInvalidGoal);
 }
 
 TEST_F(Jtac, WithoutASensorItIsAPlainTrajectoryControllerThatRefusesCompliance) {

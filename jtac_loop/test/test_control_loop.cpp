@@ -501,7 +501,7 @@ TEST(ControlLoop, AStreamedTargetAt125HzIsFollowedSmoothlyAndTheLawSwitchesBack)
       JointArray dq{};
       q[3] += 0.2 * (1.0 - std::cos(w * t));
       dq[3] = 0.2 * w * std::sin(w * t);
-      ASSERT_TRUE(stream.set_target(q, dq, t));
+      ASSERT_TRUE(stream.set_target(q, dq, rig.snap().time_s));  // stamped on the controller clock
     }
     ASSERT_EQ(rig.loop->step(), jtac::hw::DeviceStatus::kOk);
     const double dq_cmd = rig.interface->last_command().dq_d_rad_s[3];
@@ -576,6 +576,51 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughAGoalWithRecording) 
   }
   EXPECT_TRUE(succeeded);
   EXPECT_EQ(rig.loop->dropped_records(), 0U);
+}
+
+// The stream law through chunks (with and without velocities, one stale), single targets and their
+// switches: neither the writer side nor the controller cycle allocates.
+TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughChunksAndTargets) {
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::hw::StreamLaw stream(0.001);
+  rig.loop->use_law(&stream);
+  rig.run(0.01);
+  const JointArray q0 = rig.snap().q_rad;
+  std::vector<double> times(16);
+  std::vector<JointArray> q(16, q0);
+  std::vector<JointArray> dq(16, JointArray{});
+  int failures = 0;
+  const auto allocations = jtac::test::count_allocations([&] {
+    for (int i = 0; i < 1500; ++i) {
+      const double now = rig.snap().time_s;
+      if (i < 1000 && i % 100 == 0) {
+        const double observed = now - (i == 500 ? 0.5 : 0.1);  // the sixth chunk is stale
+        for (int k = 0; k < 16; ++k) {
+          times[k] = observed + 0.02 * k;
+          q[k][3] = q0[3] + 0.1 * std::sin(times[k]);
+          dq[k][3] = 0.1 * std::cos(times[k]);
+        }
+        failures +=
+            stream.set_chunk(times, q,
+                             i % 200 == 0 ? std::span<const JointArray>(dq) : std::span<const JointArray>())
+                ? 0
+                : 1;
+      } else if (i >= 1000 && i % 8 == 0) {
+        JointArray target = q0;
+        target[3] += 0.1 * std::sin(now);
+        failures += stream.set_target(target, now) ? 0 : 1;
+      }
+      failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
+    }
+  });
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(stream.chunks_taken(), 10U);
+  EXPECT_EQ(stream.stale_chunks(), 1U);
+  EXPECT_GT(stream.targets_taken(), 60U);
+  rig.loop->use_law(nullptr);
+  rig.run(0.01);
 }
 
 #endif

@@ -342,6 +342,33 @@ def test_plot_errors(tmp_path):
     assert run.returncode == 2 and "'wrench_raw'" in run.stderr and "Traceback" not in run.stderr
 
 
+# ------------------------------------------------------------------------------- CLI: plot-admittance
+def test_plot_admittance_prints_the_verdict_and_writes_the_step_response(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "step.png"
+    # M = 0.1 kg, D = 4 N·s/m at 125 Hz: K_max = (4M − 2hD)/h² = 5250 N/m.
+    args = ("--mass", 0.1, "--damping", 4, "--rate", 125, "--axes", "z", "--out", out)
+    run = jtac("plot-admittance", "--stiffness", 6000, *args)
+    assert run.returncode == 1, run.stderr  # goal intake would refuse it
+    assert "rate 125 Hz, joint damping 0/s: unstable" in run.stdout
+    assert "z: unstable       radius 1.777424  K_max 5250" in run.stdout
+    assert "the largest stable stiffness for this mass and damping at this rate is 5250 N/m" in run.stdout
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    run = jtac("plot-admittance", "--stiffness", 4000, *args)
+    assert run.returncode == 0, run.stderr
+    assert "z: lightly_damped" in run.stdout and "damping ratio 0.1 < 0.2" in run.stdout
+    # Critical damping by default, six axes.
+    run = jtac("plot-admittance", "--mass", 4, 4, 4, 1, 1, 1, "--stiffness", 400, "--out", out)
+    assert run.returncode == 0 and run.stdout.count(": stable         radius") == 6, run.stdout
+
+
+def test_plot_admittance_usage_errors(tmp_path):
+    run = jtac("plot-admittance", "--mass", 1, 2, "--stiffness", 400, "--out", tmp_path / "x.png")
+    assert run.returncode == 2 and "--mass takes 1 or 6 values" in run.stderr
+    run = jtac("plot-admittance", "--mass", 1, "--stiffness", 400, "--axes", "w", "--out", tmp_path / "x.png")
+    assert run.returncode == 2 and "unknown axis ['w']" in run.stderr
+
+
 # ------------------------------------------------------------------------------------------ CLI: the node
 @pytest.mark.slow
 @pytest.mark.skipif(not importlib.util.find_spec("jtac_ros.node"), reason="node not yet written")

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "jtac_core/admittance.hpp"
+#include "jtac_core/admittance_stability.hpp"
 #include "jtac_core/kinematics.hpp"
 #include "jtac_core/signal_processing.hpp"
 #include "jtac_core/trajectory_controller.hpp"
@@ -44,6 +45,12 @@ struct JtacConfig {
   std::vector<TipFrames> tips;  ///< one per ee frame (at most kMaxTips)
   /// ft_sensor_name non-empty: the tips' sensors feed admittance and thresholds.
   bool has_force_torque_sensor = false;
+  /// The rate update() runs at [Hz]: goal intake checks each compliant axis's stability for the
+  /// admittance integrated at 1 / update_rate_hz (admittance_stability.hpp).
+  double update_rate_hz = 1000.0;
+  /// For tests only: false accepts admittance sets the stability check would reject (to show that
+  /// they do diverge). Never turn it off on a robot.
+  bool check_admittance_stability = true;
 };
 
 /// Run-time parameters, applied at a cycle boundary.
@@ -100,7 +107,8 @@ class JointTrajectoryAdmittanceController {
   /// Validates and publishes run-time parameters; "" or a message naming the parameter.
   std::string set_parameters(const JtacParameters& parameters);
 
-  /// Validates (trajectory and admittance) and queues a goal.
+  /// Validates (trajectory and admittance, including each compliant axis's discrete-time stability
+  /// at update_rate_hz) and queues a goal; an accepted lightly damped set comes with `warning`.
   SubmitResult submit_goal(const JtacGoal& goal, double now_s);
 
   /// Cancels goal `goal_id`.
@@ -135,7 +143,9 @@ class JointTrajectoryAdmittanceController {
 
  private:
   void on_activation() noexcept;  // the admittance side of activate()
-  std::string validate_admittance(const JtacGoal& goal, AdmittanceGoal& out) const;
+  // "" or the rejection; `warning` collects what is accepted but worth saying (low damping ratios).
+  std::string validate_admittance(const JtacGoal& goal, AdmittanceGoal& out, std::string& warning) const;
+  std::string check_stability(const JtacGoal& goal, const AdmittanceGoal& out, std::string& warning) const;
   void apply_goal(const AdmittanceGoal* goal) noexcept;
   void apply_force_torque_parameters() noexcept;
 
@@ -150,6 +160,8 @@ class JointTrajectoryAdmittanceController {
   std::vector<std::string> sensor_frame_names_;
   int num_tips_ = 0;
   bool has_sensor_ = false;
+  double period_s_ = 0.001;  // 1 / update_rate_hz: the step the stability check assumes [s]
+  bool check_stability_ = true;
 
   // Non-real-time side.
   JtacParameters params_nonrt_;

@@ -150,6 +150,7 @@ struct SubmitResult {
   std::string message;        ///< names field, joint, index and value on rejection
   std::uint64_t goal_id = 0;  ///< assigned on acceptance
   bool busy = false;          ///< the previous goal is still in the mailbox: retry in a cycle
+  std::string warning;        ///< accepted, but worth saying (an admittance axis with little damping)
 };
 
 /// A goal converted into controller order and preallocated storage (a mailbox buffer).
