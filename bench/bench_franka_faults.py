@@ -20,6 +20,10 @@ Clients, each in a process of its own (a reflex or a hang stays there):
     goal    jtac: FrankaArm(ip, use_estimated_wrench=False, late_commands="applied") +
             Controller(arm, update_rate=1000) following Trajectory.quintic(q0, q0 + Δ, 4 s)
     stream  jtac with the same quintic sampled at 125 Hz on the host clock into Controller.stream()
+    chunks  jtac following a policy of the same quintic: every 100 ms an observation, 50–150 ms later
+            a chunk of 16 points 20 ms apart from it on, sent with its observation time
+            (Stream.send_chunk(observed_at_s=...)); the limiter's activations show whether the command
+            arrived smooth
 
 Per run: franka-sim's abort reason (the probe's motion_end), the client's outcome (goal result or
 libfranka's exception), the peak tracking error |reference − measured q| (bare: the quintic at the robot
@@ -95,6 +99,7 @@ CLIENTS = {
     "bare": "bare pylibfranka loop",
     "goal": "jtac, goal at 1 kHz",
     "stream": "jtac, 125 Hz stream",
+    "chunks": "jtac, 10 Hz action chunks",
 }
 DELTA_RAD = np.array([0.2, -0.15, 0.15, 0.2, -0.2, 0.15, 0.3])  # as test/franka/test_jtac_on_franka_sim.py
 MOVE_S = 4.0  # the quintic's duration: the faults at 2 s hit it at its peak velocity
@@ -103,6 +108,9 @@ RECOVERY_MOVE_S = 1.0  # the motion that proves a recovery
 UDP_TIMEOUT_S = 1.0  # libfranka's UDP receive timeout (Robot's default)
 RESULT_MARGIN_S = 0.05  # a dead link must end every pending goal within the timeout + this
 STREAM_HZ = 125
+# The chunks client: a policy observing every 100 ms, answering 50–150 ms later (uniform, seeded) with
+# 16 points 20 ms apart of the quintic from its observation on (bench/bench_policy_chunks.py's design c).
+CHUNK_POINTS, CHUNK_SPACING_S, CHUNK_PERIOD_S, CHUNK_LATENCY_S = 16, 0.02, 0.1, (0.05, 0.15)
 
 
 def quintic(q0: np.ndarray, t_s: float) -> np.ndarray:
@@ -377,7 +385,55 @@ def work_stream(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-WORKERS = {"bare": work_bare, "goal": work_goal, "stream": work_stream}
+def work_chunks(args: argparse.Namespace) -> dict[str, Any]:
+    arm, c = _jtac(args)
+    out: dict[str, Any] = {}
+    latency = np.random.default_rng(args.seed)
+    offsets_s = CHUNK_SPACING_S * np.arange(CHUNK_POINTS)
+    try:
+        q0 = np.asarray(c.state.q_cmd)
+        with c.record(["q", "q_ref"]) as rec, c.stream() as stream:
+            start_s = stream.now()
+
+            def failed() -> bool:
+                return bool(c.hardware_error or arm.last_error)
+
+            def wait_until(t_s: float) -> None:
+                while stream.now() < t_s and not failed():
+                    time.sleep(0.0005)
+
+            observe_s = start_s
+            while stream.now() - start_s < MOVE_S + HOLD_S and not failed():
+                wait_until(observe_s)
+                observed_s = stream.now()
+                wait_until(observed_s + latency.uniform(*CHUNK_LATENCY_S))
+                chunk = np.array([quintic(q0, observed_s - start_s + o) for o in offsets_s])
+                stream.send_chunk(offsets_s, chunk, observed_at_s=observed_s)
+                observe_s = observed_s + CHUNK_PERIOD_S
+            if failed():
+                out.update(error=c.hardware_error or arm.last_error, error_t_ns=time.monotonic_ns())
+            out.update(chunks=stream.chunks_taken, brakes=stream.brakes, stale=stream.stale_chunks)
+        data = rec.data()
+        error = c.hardware_error or arm.last_error
+        if error and "error" not in out:
+            out.update(error=error, error_t_ns=time.monotonic_ns())
+        out.update(
+            outcome=error if error else f"{out['chunks']} chunks, {out['stale']} stale",
+            peak_tracking_mrad=float(np.abs(data["q_ref"] - data["q"]).max()) * 1e3
+            if len(data["q"])
+            else None,
+            timing=_timing(c),
+        )
+    finally:
+        c.stop()
+    if out.get("error"):
+        out.update(_recover_jtac(args, arm))
+    else:
+        arm.close()
+    return out
+
+
+WORKERS = {"bare": work_bare, "goal": work_goal, "stream": work_stream, "chunks": work_chunks}
 
 
 # ================================================================================ the parent
@@ -502,7 +558,7 @@ def run_once(
         cmd = [
             *prefix, sys.executable, str(Path(__file__).resolve()), "--worker", client, "--ip", server.ip,
             "--case", case, "--server-pid", str(server.process.pid), "--result", str(result),
-            "--limiter", limiter,
+            "--limiter", limiter, "--seed", str(seed),
         ]  # fmt: skip
         env = dict(os.environ, JTAC_BENCH_FIFO="1" if fifo else "0")
         with open(raw / f"{name}_worker.log", "wb") as f:
@@ -637,7 +693,7 @@ def verdicts(results: dict[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
     for case in dict.fromkeys(c for c, _ in results):
         bare = results.get((case, "bare"), [])
         bare_reflex = any(r["robot"]["motions"] and r["robot"]["motions"][0].get("errors") for r in bare)
-        for client in ("goal", "stream"):
+        for client in ("goal", "stream", "chunks"):
             runs = [r for r in results.get((case, client), []) if "not_measured" not in r]
             if not runs:
                 continue

@@ -263,14 +263,14 @@ def _tip_goal(admittance: Mapping[str, Any], index: int) -> dict[str, Any]:
     """One tip's admittance, with two conveniences: selected_axes default to every axis that has a
     stiffness or mass given, and a missing damping is the critical one, 2·sqrt(m·k) [N·s/m, N·m·s/rad]."""
     tip = dict(admittance)
+    # A single number stands for all six axes (mass, stiffness and damping alike).
+    for name in ("mass", "stiffness", "damping"):
+        value = tip.get(name)
+        if value is not None and np.ndim(value) == 0:
+            tip[name] = [float(value)] * 6
     mass, stiffness = tip.get("mass"), tip.get("stiffness")
     if mass is not None and stiffness is not None:
-        m = np.broadcast_to(np.asarray(mass, float), (6,)) if np.ndim(mass) == 0 else np.asarray(mass, float)
-        k = (
-            np.broadcast_to(np.asarray(stiffness, float), (6,))
-            if np.ndim(stiffness) == 0
-            else np.asarray(stiffness, float)
-        )
+        m, k = np.asarray(mass, float), np.asarray(stiffness, float)
         tip["mass"], tip["stiffness"] = m.tolist(), k.tolist()
         if tip.get("damping") is None and m.shape == k.shape:
             with np.errstate(invalid="ignore"):
@@ -383,6 +383,12 @@ class Stream:
     When inputs stop (the future runs out, or none for ``timeout_s``) or a chunk arrives entirely in the
     past, the command brakes to rest within the controller's stop_accelerations (counted in brakes,
     stale_chunks). close() (or the end of the ``with`` block) returns the loop to trajectory execution.
+
+    With ``admittance`` (Controller.stream(admittance=...)), the stream's command is the reference of
+    the controller's admittance, as a goal's trajectory is: the tool yields to a push along the
+    compliant axes and returns when it ends. A threshold exceeded, a non-finite reading or integrator
+    output brakes the stream to rest and ends it: ``stop_code`` and ``stop_message`` say why, and
+    send()/send_chunk() raise RuntimeError from then on (open a new stream to continue).
     """
 
     def __init__(self, controller: Controller, law: Any) -> None:
@@ -391,6 +397,14 @@ class Stream:
         self._names = controller.joint_names
         self._send_lock = threading.Lock()  # one writer at a time into the native mailboxes
         self.active = True
+        self._stop_message = ""  # the controller's event for stop_code, set by the pump
+
+    def _check_open(self) -> None:
+        if not self.active:
+            raise RuntimeError("this stream is closed")
+        if self._law.stop_code != ResultCode.SUCCESSFUL:
+            reason = self.stop_message or self._law.stop_code.name
+            raise RuntimeError(f"this stream stopped ({reason}): open a new stream to continue")
 
     def now(self) -> float:
         """The controller time now [s] (the clock of ``controller.state.time``, of chunk times and of
@@ -413,13 +427,27 @@ class Stream:
             where = f"[{index[0]}]" if len(index) == 2 else ""
             raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
 
-    def send(self, q_rad: Sequence[float], dq_rad_s: Sequence[float] | None = None) -> None:
+    def send(
+        self,
+        q_rad: Sequence[float],
+        dq_rad_s: Sequence[float] | None = None,
+        *,
+        sampled_at_s: float | None = None,
+    ) -> None:
         """The newest target [rad] (and its velocity [rad/s], optional), in the controller's joint
-        order, stamped now on the controller clock. ValueError for a wrong shape or a non-finite value
-        (nothing reaches the robot)."""
-        stamp = self.now()  # first: the target is the sender's for this instant
-        if not self.active:
-            raise RuntimeError("this stream is closed")
+        order, for controller time ``sampled_at_s`` (default: now). ValueError for a wrong shape or a
+        non-finite value (nothing reaches the robot).
+
+        A sender that computes its target for an instant (a trajectory sampled at a time, a
+        teleoperation device read at a time) passes that instant, read with now() before computing:
+        the target is placed exactly there. Without it the target is stamped when send() runs, which
+        is later by however long the computation took and the GIL waited — tens of µs, now and then
+        milliseconds — and at speed that moves a target off its time (0.2 rad/s × 20 µs = 4 µrad, a
+        jerk of a few hundred rad/s³ between targets 8 ms apart)."""
+        stamp = self.now() if sampled_at_s is None else float(sampled_at_s)
+        if not math.isfinite(stamp):
+            raise ValueError(f"stream sampled_at_s must be finite, got {stamp}")
+        self._check_open()
         n = len(self._names)
         q = np.asarray(q_rad, dtype=float)
         dq = None if dq_rad_s is None else np.asarray(dq_rad_s, dtype=float)
@@ -442,8 +470,7 @@ class Stream:
         ``observed_at_s``, the controller time of the observation the chunk was computed from
         (``controller.state.time`` when it was read; default now). ValueError naming the field, point,
         joint and value for a malformed or non-finite chunk (nothing reaches the robot)."""
-        if not self.active:
-            raise RuntimeError("this stream is closed")
+        self._check_open()
         observed = self.now() if observed_at_s is None else float(observed_at_s)
         if not math.isfinite(observed):
             raise ValueError(f"stream observed_at_s must be finite, got {observed}")
@@ -504,6 +531,28 @@ class Stream:
     def holding(self) -> bool:
         """True while no target is in force (none yet, or the stream timed out)."""
         return self._law.holding
+
+    @property
+    def compliant(self) -> bool:
+        """True when the stream runs with an admittance set (Controller.stream(admittance=...))."""
+        return self._law.compliant
+
+    @property
+    def admittance_warning(self) -> str:
+        """What intake accepted but warned about in the admittance set (as GoalHandle.warning)."""
+        return self._law.admittance_warning
+
+    @property
+    def stop_code(self) -> Any:
+        """ResultCode of what stopped a compliant stream (FORCE_TORQUE_THRESHOLD_EXCEEDED,
+        ADMITTANCE_ERROR); SUCCESSFUL while nothing has."""
+        return self._law.stop_code
+
+    @property
+    def stop_message(self) -> str:
+        """The controller's message for stop_code, naming tip, axis, reading and threshold ("" while
+        nothing stopped the stream, or until the next pump)."""
+        return self._stop_message
 
     def close(self) -> None:
         if self.active:
@@ -838,6 +887,9 @@ class Controller:
         timeout_s: float = 0.5,
         ensemble_weight: float = 1.0,
         chunk_capacity: int = 64,
+        admittance: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        thresholds: Sequence[float] | None = None,
+        joint_damping_per_s: float = 0.0,
     ) -> Stream:
         """Switches the loop from trajectory execution to following a streamed target (teleoperation,
         a policy): returns a Stream whose send() hands over single targets and send_chunk() action
@@ -847,11 +899,32 @@ class Controller:
         blend_window_s: shortest blend from the executing future into a new chunk [s]; timeout_s: brake
         when no input came for this long [s]; ensemble_weight: weight of the newest chunk where chunks
         overlap (1 = none; e.g. 0.3 averages with exponential weights); chunk_capacity: most points in
-        one chunk. Braking uses the controller's stop_accelerations."""
+        one chunk. Braking uses the controller's stop_accelerations.
+
+        admittance, thresholds, joint_damping_per_s: a compliant axis set for the stream, as follow()
+        takes them for a goal (same types and defaults: damping critical, selected_axes all six when
+        mass and stiffness are given); None (default) = the stream without admittance. The set is
+        validated as a goal's, stability at update_rate included: ValueError with the same message
+        (naming field, tip and axis), and nothing changes. With it, the stream's command is the
+        reference of the admittance, the thresholds are watched (exceeded: the stream brakes and
+        stops, Stream.stop_code / stop_message), record rows carry the wrenches and the joint offset as
+        for goals, and zero_fts() is refused while the stream is open."""
         self._require_started()
         with self._lock:
             if self._stream is not None:
                 raise RuntimeError("a stream is already open: close it first")
+            compliance: dict[str, Any] = {}
+            if admittance is not None or thresholds is not None or joint_damping_per_s:
+                if isinstance(admittance, Mapping):
+                    tips = [_tip_goal(admittance, 0)]
+                else:
+                    tips = [_tip_goal(a, i) for i, a in enumerate(admittance or [])]
+                compliance = {
+                    "loop": self._loop,
+                    "tips": tips,
+                    "joint_damping_per_s": float(joint_damping_per_s),
+                    "absolute_force_torque_threshold": None if thresholds is None else list(thresholds),
+                }
             law = _native.StreamLaw(
                 1.0 / self.update_rate_hz,
                 chunk_capacity=int(chunk_capacity),
@@ -859,7 +932,10 @@ class Controller:
                 timeout_s=float(timeout_s),
                 stop_accelerations_rad_s2=list(self._values["stop_accelerations"]),
                 ensemble_weight=float(ensemble_weight),
+                **compliance,
             )
+            if law.admittance_warning:
+                _log.warning("stream admittance accepted with a warning: %s", law.admittance_warning)
             self._loop.use_law(law)
             self._stream = Stream(self, law)
             return self._stream
@@ -909,6 +985,12 @@ class Controller:
         if frame not in frames:
             raise ValueError(f"sensor_frame '{frame}' is not a sensor frame of this controller: {frames}")
         tip = frames.index(frame)
+        if self._stream is not None and self._stream.compliant:
+            # The core refuses it too once the stream's first cycle ran; this covers the cycle before.
+            raise RuntimeError(
+                f"zero_fts({frame}): tare refused: a stream with admittance is open; zero the sensor "
+                "before opening it, with the arm idle and unloaded"
+            )
         future: concurrent.futures.Future[TareResult] = concurrent.futures.Future()
         with self._lock:
             self._tares[tip] = future
@@ -1173,6 +1255,12 @@ class Controller:
             if future is not None and not future.done():
                 ok = event.type == EventType.TARE_SUCCEEDED
                 future.set_result(TareResult(ok, event.message, float(event.value) if ok else math.nan))
+            return
+        if event.goal_id == 0 and event.type == EventType.GOAL_ABORTED:
+            # A compliant stream's stop (threshold, non-finite reading or offset): the stream brakes.
+            if self._stream is not None and self._stream.compliant:
+                self._stream._stop_message = event.message
+            _log.warning("stream stopped: %s", event.message)
             return
         handle = self._goals.get(event.goal_id)
         if handle is None:

@@ -30,6 +30,10 @@ Clocks: the controller runs on its own clock (robot time, ``ControllerState.time
 stamp is a ROS time and is mapped through the offset between the two clocks, read by the caller at
 the same moment: ``start_time_s = controller_now_s + (stamp - ros_now_s)``.
 
+Chunks: while the node streams, ``chunk_from_msg`` reads a JointTrajectory as a policy's action chunk
+(the arguments of ``Stream.send_chunk``, in the controller's joint order); the stamp is mapped by the
+node (``clock_offset``), not here.
+
 Trajectory points: empty ``velocities`` / ``accelerations`` leave the key out, so the core
 interpolates from what the points carry (positions only: a C2 cubic spline from the current command
 to rest, + velocities: cubic, + accelerations: quintic; docs/trajectory_engine.md). ``effort`` is
@@ -94,6 +98,7 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 __all__ = [
     "RESULT_CODE_NAMES",
     "GoalConversionError",
+    "chunk_from_msg",
     "controller_state_msg",
     "core_goal_from_admittance_goal",
     "core_goal_from_follow_joint_trajectory",
@@ -313,6 +318,66 @@ def trajectory_goal_from_msg(
         "points": points,
         "start_time_s": _start_time_s(trajectory, ros_now_s, controller_now_s),
     }
+
+
+def chunk_from_msg(trajectory: Any, controller_joint_names: Sequence[str]) -> dict[str, Any]:
+    """trajectory_msgs/JointTrajectory read as an action chunk (the node's streaming mode) -> the
+    arguments of ``Stream.send_chunk`` in the controller's joint order::
+
+        {"times_s": (H,) [s] = each point's time_from_start, relative to the observation,
+         "positions_rad": (H, n), "velocities_rad_s": (H, n) or None, "notes": [str, ...]}
+
+    Only structure is checked here (joint names, sizes, which fields are present); times and values
+    (finite, strictly increasing, >= 0) are checked by ``Stream.send_chunk``, whose message names the
+    point, the joint and the value. Raises GoalConversionError naming the field and the joint.
+    """
+    names = [str(name) for name in trajectory.joint_names]
+    known = list(controller_joint_names)
+    for k, name in enumerate(names):
+        if name not in known:
+            raise GoalConversionError(
+                INVALID_JOINTS, f"joint_names[{k}] = '{name}' is not a joint of this controller: {known}"
+            )
+        if names.index(name) != k:
+            raise GoalConversionError(INVALID_JOINTS, f"joint_names[{k}] = '{name}' is named twice")
+    missing = [name for name in known if name not in names]
+    if missing:
+        # A chunk replaces the whole future: a joint it leaves out would have no target to follow.
+        raise GoalConversionError(
+            INVALID_JOINTS, f"joint_names lacks {missing}: a chunk must give every joint of the controller"
+        )
+    order = [names.index(name) for name in known]
+    n, points = len(names), trajectory.points
+    with_velocities = bool(points) and len(points[0].velocities) > 0
+    times = np.empty(len(points))
+    q = np.empty((len(points), n))
+    dq = np.empty((len(points), n)) if with_velocities else None
+    notes: list[str] = []
+    for k, point in enumerate(points):
+        if len(point.positions) != n:
+            raise GoalConversionError(
+                INVALID_GOAL, f"points[{k}].positions has {len(point.positions)} values for {n} joints"
+            )
+        if len(point.velocities) != (n if with_velocities else 0):
+            raise GoalConversionError(
+                INVALID_GOAL,
+                f"points[{k}].velocities has {len(point.velocities)} values; a chunk gives velocities "
+                f"for every point ({n}) or for none",
+            )
+        if len(point.effort):  # jtac commands positions: an ignored effort would be another motion
+            raise GoalConversionError(
+                INVALID_GOAL, f"points[{k}].effort is set: this controller commands positions only"
+            )
+        if len(point.accelerations) and not notes:
+            notes.append(
+                "~/joint_trajectory chunks: points' accelerations are ignored (the chunk's spline and "
+                "blend give the command's acceleration)"
+            )
+        times[k] = duration_to_s(point.time_from_start)
+        q[k] = [float(point.positions[i]) for i in order]
+        if dq is not None:
+            dq[k] = [float(point.velocities[i]) for i in order]
+    return {"times_s": times, "positions_rad": q, "velocities_rad_s": dq, "notes": notes}
 
 
 # ================================================================================ admittance

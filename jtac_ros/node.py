@@ -15,7 +15,10 @@ Interfaces (``~`` = the node's name, default ``joint_trajectory_admittance_contr
 ``~/zero_fts/<sensor_frame>``              service ``std_srvs/srv/Trigger``, one per sensor frame
 ``~/joint_trajectory``                     subscription ``trajectory_msgs/msg/JointTrajectory``: JTC's
                                            command topic (replaces the running trajectory from its
-                                           stamp through the same stitching; empty = stop)
+                                           stamp through the same stitching; empty = stop); while a
+                                           stream is open, an action chunk (below)
+``~/stream``                               service ``std_srvs/srv/SetBool``: opens (true) / closes
+                                           (false) a stream on the controller
 ``~/controller_state``                     ``control_msgs/msg/JointTrajectoryControllerState``
 ``joint_states``                           ``sensor_msgs/msg/JointState``
 ``robot_description``                      ``std_msgs/msg/String`` (transient local): the URDF the node
@@ -41,6 +44,13 @@ INVALID_JOINTS / … from the core. While the node is not active a goal is rejec
 as JTC does, with the reason in the log. Every accepted goal gets exactly one result, after the arm
 has stopped. Every result is logged with the goal's id, code and message (success and cancel at INFO,
 refusals and stops at WARN, aborts at ERROR), rate-limited so a storm of goals cannot flood the log.
+
+Streaming (docs/ros_node.md): ``~/stream`` true opens ``Controller.stream()``; until it is closed, goals
+end INVALID_STATE and every ``~/joint_trajectory`` message is an action chunk handed to the same
+``Stream.send_chunk``: ``header.stamp`` = the ROS time of the observation the chunk was computed from
+(zero = on arrival), each point's ``time_from_start`` = its time after that observation. The stamp is
+put on the controller clock through the offset between the two clocks that the node keeps
+(``clock_offset.ClockOffset``). Closed (the default), the topic keeps JTC's semantics.
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -58,6 +69,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from rclpy.time import Time as RosTime
 
 from jtac_py import _native
 from jtac_py.controller import Controller
@@ -65,12 +77,22 @@ from jtac_py.hardware import SimulatedArm
 from jtac_py.parameters import ParameterError, default_schema
 from jtac_ros import conversions
 from jtac_ros import parameters as ros_parameters
+from jtac_ros.clock_offset import ClockOffset
 from jtac_ros.trajectory_time import TrajectoryTime
 
 DEFAULT_NODE_NAME = "joint_trajectory_admittance_controller"
 ADMITTANCE_ACTION = "~/follow_joint_trajectory"
 MOVEIT_ACTION = "~/moveit/follow_joint_trajectory"
 TRAJECTORY_TOPIC = "~/joint_trajectory"
+#: std_srvs/SetBool: true opens a stream (~/joint_trajectory messages become action chunks), false
+#: closes it (the arm brakes to rest first) and the topic is JTC's command topic again.
+STREAM_SERVICE = "~/stream"
+#: How long closing a stream waits for the arm to brake to rest [s] (a stop within stop_accelerations
+#: from the FR3's top speeds takes under a second).
+STREAM_CLOSE_TIMEOUT_S = 5.0
+#: Below this commanded speed of every joint [rad/s] a stream that runs out of chunks ends at rest (an
+#: INFO line) rather than braking (a WARN line).
+STREAM_REST_SPEED_RAD_S = 1e-3
 ROBOT_DESCRIPTION_TOPIC = "robot_description"
 #: ros2_control's controller manager services, served for the one controller this node is (in the
 #: node's namespace: /controller_manager/... with the default one, where MoveIt and tools look).
@@ -209,6 +231,16 @@ class JtacNode(LifecycleNode):
         self._tracked: dict[int, _Tracked] = {}  # core goal id -> goals not finished yet
         self._topic_goals: list[_Tracked] = []  # from ~/joint_trajectory: watched by the state timer
         self._action_goals: dict[bytes, _Tracked] = {}  # action goal UUID -> its goal in the core
+        # Streaming: the open stream (None = JTC semantics on ~/joint_trajectory), the ROS − controller
+        # clock offset, and what the stream's counters showed at the last look (for the log).
+        self._stream: Any = None
+        self._stream_lock = threading.RLock()
+        self._clock_offset = ClockOffset()
+        self._stream_seen = {"stale": 0, "brakes": 0}  # the stream's counters at the last look
+        self._stream_stale_logged = 0  # stale chunks logged (or sent) by the node since the last look
+        self._stream_own_brakes = 0  # brakes the node asked for (an empty message, closing)
+        self._stream_last_message_ns = 0  # ROS time [ns] of the last chunk's arrival
+        self._stream_last_end_s = 0.0  # controller time [s] of the last chunk's last point
         self._serve_controller_manager()
 
     # ---------------------------------------------------------------------------------- lifecycle
@@ -226,7 +258,7 @@ class JtacNode(LifecycleNode):
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
-        from std_srvs.srv import Trigger
+        from std_srvs.srv import SetBool, Trigger
         from trajectory_msgs.msg import JointTrajectory
 
         self._entities = [
@@ -251,6 +283,7 @@ class JtacNode(LifecycleNode):
             self.create_subscription(
                 JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory_msg, 10, callback_group=self._group
             ),
+            self.create_service(SetBool, STREAM_SERVICE, self._on_stream_request, callback_group=self._group),
         ]
         # The description the core loaded, latched for robot_state_publisher and RViz (which read it
         # from this topic) and for late subscribers; published once, as robot_state_publisher does.
@@ -316,6 +349,7 @@ class JtacNode(LifecycleNode):
 
     def on_deactivate(self, state: State) -> TransitionCallbackReturn:
         self._active = False
+        self._forget_stream()  # Controller.stop() closes it
         self.get_logger().info("inactive: goals are rejected until the next activation")
         if self._controller is not None:
             # The core resolves the pending goal at once (ABORTED, INVALID_STATE) and commands nothing more.
@@ -334,6 +368,7 @@ class JtacNode(LifecycleNode):
 
     def on_shutdown(self, state: State) -> TransitionCallbackReturn:
         self._active = False
+        self._forget_stream()
         if self._controller is not None:
             self._controller.stop()
         self._release()
@@ -341,6 +376,7 @@ class JtacNode(LifecycleNode):
 
     def on_error(self, state: State) -> TransitionCallbackReturn:
         self._active = False
+        self._forget_stream()
         if self._controller is not None:
             self._controller.stop()
         return TransitionCallbackReturn.SUCCESS
@@ -365,6 +401,7 @@ class JtacNode(LifecycleNode):
         for publisher in self._topics.values():
             self.destroy_lifecycle_publisher(publisher)
         self._topics = {}
+        self._forget_stream()
         self._controller = None
 
     def _make_controller(self) -> Controller:
@@ -546,7 +583,14 @@ class JtacNode(LifecycleNode):
         state = controller.state
         if state is None:
             return
+        self._read_clocks(controller)
         stamp = self.get_clock().now().to_msg()
+        if self._stream is not None:
+            self._watch_stream()
+            # A policy uses the stamp of the state it observed as its chunk's header.stamp: while
+            # streaming, the stamp is the ROS time of that state (not of the publication, which the
+            # executor may delay by milliseconds), so the chunk lands where the observation was.
+            stamp = RosTime(nanoseconds=self._clock_offset.to_ros_ns(state.time)).to_msg()
         names = controller.joint_names
         self._topics["state"].publish(
             conversions.controller_state_msg(
@@ -639,6 +683,9 @@ class JtacNode(LifecycleNode):
         if controller is None or not self._active:
             self._goal_log.log("warning", f"{label} ignored: the controller is not active")
             return
+        if self._stream is not None:
+            self._on_chunk_msg(controller, msg)
+            return
         if not len(msg.points):
             with self._tracked_lock:
                 running = list(self._tracked.values())
@@ -669,6 +716,162 @@ class JtacNode(LifecycleNode):
             return
         with self._tracked_lock:
             self._topic_goals.append(tracked)
+
+    # ---------------------------------------------------------------------------------- streaming
+    def _read_clocks(self, controller: Controller) -> None:
+        """One reading of the two clocks for the offset: the controller's first, so that a delay
+        between the reads makes the ROS reading late, which the offset's minimum discards."""
+        controller_s = controller.controller_time()
+        self._clock_offset.add(self.get_clock().now().nanoseconds, controller_s)
+
+    def _forget_stream(self) -> None:
+        with self._stream_lock:
+            self._stream = None
+
+    def _on_stream_request(self, request: Any, response: Any) -> Any:
+        """~/stream (std_srvs/SetBool): true opens a stream, false closes it (after braking to rest)."""
+        controller = self._controller
+        with self._stream_lock:
+            if controller is None or not self._active:
+                response.success, response.message = False, "the controller is not active"
+            elif request.data:
+                response.success, response.message = True, self._open_stream(controller)
+            else:
+                response.success, response.message = True, self._close_stream(controller)
+        self._goal_log.log("info" if response.success else "warning", f"~/stream: {response.message}")
+        return response
+
+    def _open_stream(self, controller: Controller) -> str:
+        if self._stream is not None:
+            return "a stream is already open"
+        stream = controller.stream()  # a goal still running ends INVALID_STATE
+        self._stream_seen = {"stale": 0, "brakes": 0}
+        self._stream_stale_logged = self._stream_own_brakes = 0
+        self._stream_last_message_ns = self.get_clock().now().nanoseconds
+        self._stream_last_end_s = stream.now()
+        self._read_clocks(controller)
+        self._stream = stream
+        return (
+            "stream open: ~/joint_trajectory messages are action chunks (header.stamp = the ROS time of "
+            "the observation, time_from_start = each point's time after it); goals are refused until "
+            "it is closed"
+        )
+
+    def _close_stream(self, controller: Controller) -> str:
+        stream = self._stream
+        if stream is None:
+            return "no stream is open"
+        if stream.state != _native.StreamState.HOLDING:
+            # Back to trajectory execution only at rest: the trajectory law holds the command it
+            # takes over, and a moving arm would stop with a step in velocity.
+            self._brake_stream(controller, stream)
+            deadline = time.monotonic() + STREAM_CLOSE_TIMEOUT_S
+            while stream.state != _native.StreamState.HOLDING and time.monotonic() < deadline:
+                time.sleep(0.005)
+        self._watch_stream()
+        counts = (
+            f"{stream.chunks_taken - self._stream_own_brakes} chunk(s) taken, "
+            f"{stream.stale_chunks - self._stream_own_brakes} stale, "
+            f"{stream.brakes} brake(s), {stream.refused} refused"
+        )
+        stream.close()
+        self._stream = None
+        return f"stream closed at rest ({counts}); ~/joint_trajectory is JTC's command topic again"
+
+    def _brake_stream(self, controller: Controller, stream: Any) -> None:
+        """A minimum-time stop within stop_accelerations now, through the stream's own rule: a chunk
+        that ended before it arrived brakes the command at once (its point is never followed). It is
+        counted as stale by the stream, not by this node's log."""
+        state = controller.state
+        now_s = stream.now()
+        stream.send_chunk([0.0], [state.q_cmd], observed_at_s=now_s - 1.0)
+        self._stream_stale_logged += 1
+        self._stream_own_brakes += 1
+
+    def _on_chunk_msg(self, controller: Controller, msg: Any) -> None:
+        """~/joint_trajectory while a stream is open: the message is an action chunk (see the module
+        docstring); an empty one brakes the arm to rest."""
+        label = "~/joint_trajectory chunk"
+        arrived_ns = self.get_clock().now().nanoseconds
+        with self._stream_lock:
+            stream = self._stream
+            if stream is None:
+                self._goal_log.log("warning", f"{label} ignored: the stream was closed")
+                return
+            if not len(msg.points):
+                self._brake_stream(controller, stream)
+                self._goal_log.log("info", f"{label} with no points: braking to rest (minimum-time stop)")
+                return
+            try:
+                chunk = conversions.chunk_from_msg(msg, controller.joint_names)
+            except conversions.GoalConversionError as error:
+                self._goal_log.log("warning", f"{label} refused: {error}")
+                return
+            for note in chunk.pop("notes"):
+                self._goal_log.note(note)
+            self._read_clocks(controller)
+            stamp = msg.header.stamp
+            observed_s = None
+            if stamp.sec or stamp.nanosec:
+                observed_s = self._clock_offset.to_controller_s(stamp.sec * 1_000_000_000 + stamp.nanosec)
+            now_s = stream.now()
+            try:
+                stream.send_chunk(
+                    chunk["times_s"],
+                    chunk["positions_rad"],
+                    chunk["velocities_rad_s"],
+                    observed_at_s=observed_s,
+                )
+            except ValueError as error:  # non-finite or malformed: nothing reached the robot
+                self._goal_log.log("warning", f"{label} refused: INVALID_GOAL (-1): {error}")
+                return
+            observed_s = now_s if observed_s is None else observed_s
+            end_s = observed_s + float(chunk["times_s"][-1])
+            self._stream_last_message_ns = arrived_ns
+            self._stream_last_end_s = end_s
+            if end_s <= now_s + 1.0 / controller.update_rate_hz:
+                self._stream_stale_logged += 1
+                self._goal_log.log(
+                    "warning",
+                    f"{label} stale: header.stamp = {conversions.time_to_s(stamp):.6f} s, observed "
+                    f"{now_s - observed_s:.3f} s before it arrived; its last point (time_from_start "
+                    f"{float(chunk['times_s'][-1]):.3f} s) ended {now_s - end_s:.3f} s ago: braking "
+                    "to rest within stop_accelerations",
+                )
+
+    def _watch_stream(self) -> None:
+        """Logs, from the stream's counters, the brakes no message has explained: stale chunks the
+        node did not see coming (judged a cycle later by the loop) and inputs that stopped (the last
+        chunk ran out, or none came for the stream's timeout)."""
+        with self._stream_lock:  # the state timer may run on two executor threads at once
+            stream = self._stream
+            if stream is None:
+                return
+            brakes, stale = stream.brakes, stream.stale_chunks
+            new_brakes = brakes - self._stream_seen["brakes"]
+            new_stale = stale - self._stream_seen["stale"]
+            unlogged_stale = max(new_stale - self._stream_stale_logged, 0)
+            self._stream_seen = {"stale": stale, "brakes": brakes}
+            self._stream_stale_logged = max(self._stream_stale_logged - new_stale, 0)
+            if unlogged_stale:
+                self._goal_log.log(
+                    "warning",
+                    f"stream: {unlogged_stale} chunk(s) ended before the loop took them: braking to rest "
+                    "within stop_accelerations",
+                )
+            if new_brakes > new_stale:  # each stale chunk taken while following starts one brake
+                silent_s = (self.get_clock().now().nanoseconds - self._stream_last_message_ns) * 1e-9
+                ran_out_s = stream.now() - self._stream_last_end_s
+                why = (
+                    f"no chunk to follow (the last arrived {silent_s:.3f} s ago; its last point was "
+                    f"{ran_out_s:.3f} s ago)"
+                )
+                state = self._controller.state if self._controller is not None else None
+                # A policy's last chunk that ends at rest is how a stream normally ends: said at INFO.
+                if state is not None and np.abs(state.dq_cmd).max() < STREAM_REST_SPEED_RAD_S:
+                    self._goal_log.log("info", f"stream: {why}: at rest, holding")
+                else:
+                    self._goal_log.log("warning", f"stream: {why}: braking to rest within stop_accelerations")
 
     def _watch_topic_goals(self) -> None:
         """The topic's goals have no one waiting on them: their stops and results are logged here."""
@@ -872,6 +1075,7 @@ __all__ = [
     "LIST_CONTROLLERS_SERVICE",
     "MOVEIT_ACTION",
     "ROBOT_DESCRIPTION_TOPIC",
+    "STREAM_SERVICE",
     "SWITCH_CONTROLLER_SERVICE",
     "TRAJECTORY_TOPIC",
     "GoalLog",

@@ -656,6 +656,95 @@ TEST(JtacNoAlloc, TwoTipsOnADualArmOverHundredThousandCyclesAllocateNothing) {
   run_hundred_thousand_cycles(dual_arm_setup());
 }
 
+// The external-reference mode (a streamed reference in place of the trajectory engine): switching
+// into it, cycles that follow a moving reference under a varying push with the payload compensated,
+// cycles that do not track (the offset frozen), a threshold stop latched while the push goes on, a
+// non-finite reading after it, and the switch back to goal mode — every real-time call armed.
+void run_external_reference(Setup setup) {
+  Harness h(std::move(setup));
+  h.activate();
+  h.run(50);
+  h.payload_attached_ = true;
+  jtac::JtacGoal admittance = h.compliant(jtac::TrajectoryGoal{}, true, {25, 25, 25, 5, 5, 5});
+  jtac::AdmittanceGoal prepared;
+  std::string warning;
+  ASSERT_EQ(h.controller_.prepare_admittance(admittance, prepared, warning), "");
+  const JointVector q0 = h.q_;
+  jtac::JointTrajectoryState reference;
+  reference.set_zero(h.n_);
+  reference.position_rad = q0;
+  std::int64_t allocations = count_allocations([&] {
+    h.controller_.deactivate(h.time_s_);
+    h.controller_.activate_external(q0, prepared);
+  });
+  const int last_tip = h.num_tips_ - 1;
+  double max_offset_rad = 0.0;
+  std::int64_t stopped_cycles = 0;
+  const double w = 2.0 * std::numbers::pi / 4.0;  // one swing in 4 s [rad/s]
+  for (int i = 0; i < 20000; ++i) {
+    h.time_s_ += kPeriodS;
+    const double s = 0.001 * i;
+    for (int j = 0; j < h.n_; ++j) {
+      const double a = 0.5 * h.setup_.amplitude_rad[j];
+      reference.position_rad[j] = q0[j] + a * std::sin(w * s) * std::sin(w * s);
+      reference.velocity_rad_s[j] = a * w * std::sin(2.0 * w * s);
+      reference.acceleration_rad_s2[j] = 2.0 * a * w * w * std::cos(2.0 * w * s);
+    }
+    h.push_amplitude_N_ = i < 14000 ? 6.0 : 0.0;
+    if (i == 12000) {
+      h.spike_[static_cast<std::size_t>(last_tip)][2] = 40.0;  // over the 25 N threshold
+    }
+    if (i == 13000) {
+      h.spike_[static_cast<std::size_t>(last_tip)].setZero();
+      h.nan_tip_ = 0;
+      h.nan_axis_ = 4;
+    }
+    for (int k = 0; k < h.num_tips_; ++k) {
+      h.wrenches_[static_cast<std::size_t>(k)] = h.reading(k);
+    }
+    if (h.nan_tip_ >= 0) {
+      h.wrenches_[static_cast<std::size_t>(h.nan_tip_)][h.nan_axis_] = kNaN;
+      h.nan_tip_ = -1;
+    }
+    const bool tracking = i < 8000 || i >= 9000;  // a second of a reference at rest in between
+    UpdateStatus status = UpdateStatus::kOk;
+    allocations += count_allocations([&] {
+      status =
+          h.controller_.update_external(h.time_s_, kPeriodS, h.q_, reference, h.wrenches_, tracking, h.out_);
+    });
+    EXPECT_EQ(status, UpdateStatus::kOk);
+    h.q_ = h.out_.trajectory.command.position_rad;
+    h.v_ = h.out_.trajectory.command.velocity_rad_s;
+    max_offset_rad = std::max(max_offset_rad, h.out_.joint_offset_rad.cwiseAbs().maxCoeff());
+    stopped_cycles += h.out_.external_stop != ResultCode::kSuccessful ? 1 : 0;
+    jtac::Event e;
+    while (h.controller_.poll_event(e)) {
+      h.events_.push_back(e);
+    }
+  }
+  h.expect_events({{EventType::kGoalAborted, EventDetail::kForceTorqueThreshold,
+                    ResultCode::kForceTorqueThresholdExceeded, 0, 6 * last_tip + 2}},
+                  "threshold stop of the external reference");
+  allocations += count_allocations([&] {
+    h.controller_.deactivate(h.time_s_);
+    h.controller_.activate(h.q_);
+  });
+  h.run(100);
+  EXPECT_EQ(h.mode(), ControllerMode::kIdle);
+  EXPECT_EQ(allocations + h.allocations_, 0);
+  EXPECT_GT(max_offset_rad, 1e-3);
+  // Latched from the spike (a few cycles later: the Butterworth at ratio 0.05) to the end.
+  EXPECT_GT(stopped_cycles, 7990);
+  EXPECT_LE(stopped_cycles, 8000);
+  std::printf("%d tips, external reference: 20000 cycles, %lld allocations, max joint offset %.4f rad\n",
+              h.num_tips_, static_cast<long long>(allocations), max_offset_rad);
+}
+
+TEST(JtacNoAlloc, TheExternalReferenceModeAllocatesNothing) {
+  run_external_reference(fr3_setup());
+  run_external_reference(dual_arm_setup());
+}
+
 // ------------------------------------------------------------------------------------ regressions
 //
 // The composed controller used to read "the previous cycle's mode" from the caller's output struct:

@@ -546,29 +546,47 @@ void bind_hw(py::module_& m) {
   py::class_<jtac::hw::StreamLaw>(m, "StreamLaw",
                                   "A control law following timed action chunks and stamped single targets "
                                   "(ControlLoop.use_law); jtac_loop/chunk_stream.hpp")
-      .def(py::init([](double controller_period_s, std::int64_t chunk_capacity, double blend_window_s,
-                       double timeout_s, double run_out_s,
-                       const std::optional<InputArray>& stop_accelerations, double ensemble_weight) {
-             if (chunk_capacity < 1) {
-               throw std::invalid_argument("chunk_capacity must be >= 1, got " +
-                                           std::to_string(chunk_capacity));
-             }
-             jtac::hw::ChunkStreamConfig config;
-             config.controller_period_s = controller_period_s;
-             config.chunk_capacity = static_cast<std::size_t>(chunk_capacity);
-             config.blend_window_s = blend_window_s;
-             config.timeout_s = timeout_s;
-             config.run_out_s = run_out_s;
-             if (stop_accelerations) {
-               config.stop_accelerations_rad_s2 = fixed<7>(*stop_accelerations, "stop_accelerations_rad_s2");
-             }
-             config.ensemble_weight = ensemble_weight;
-             return std::make_unique<jtac::hw::StreamLaw>(config);
-           }),
-           py::arg("controller_period_s") = 0.001, py::kw_only(), py::arg("chunk_capacity") = 64,
-           py::arg("blend_window_s") = 0.1, py::arg("timeout_s") = 0.5, py::arg("run_out_s") = 0.02,
-           py::arg("stop_accelerations_rad_s2") = py::none(), py::arg("ensemble_weight") = 1.0,
-           "ValueError for a configuration out of range")
+      .def(
+          py::init([](double controller_period_s, std::int64_t chunk_capacity, double blend_window_s,
+                      double timeout_s, double run_out_s, const std::optional<InputArray>& stop_accelerations,
+                      double ensemble_weight, ControlLoop* loop, const py::object& tips,
+                      double joint_damping_per_s, const py::object& absolute_force_torque_threshold) {
+            if (chunk_capacity < 1) {
+              throw std::invalid_argument("chunk_capacity must be >= 1, got " +
+                                          std::to_string(chunk_capacity));
+            }
+            jtac::hw::ChunkStreamConfig config;
+            config.controller_period_s = controller_period_s;
+            config.chunk_capacity = static_cast<std::size_t>(chunk_capacity);
+            config.blend_window_s = blend_window_s;
+            config.timeout_s = timeout_s;
+            config.run_out_s = run_out_s;
+            if (stop_accelerations) {
+              config.stop_accelerations_rad_s2 = fixed<7>(*stop_accelerations, "stop_accelerations_rad_s2");
+            }
+            config.ensemble_weight = ensemble_weight;
+            if (loop == nullptr) {
+              return std::make_unique<jtac::hw::StreamLaw>(config);
+            }
+            jtac::JtacGoal admittance;
+            admittance.tips = jtac_python::tip_goals_from(tips);
+            admittance.joint_damping_per_s = joint_damping_per_s;
+            admittance.absolute_force_torque_threshold =
+                jtac_python::double_list(absolute_force_torque_threshold, "absolute_force_torque_threshold");
+            return std::make_unique<jtac::hw::StreamLaw>(config, jtac_law_of(*loop), admittance);
+          }),
+          py::arg("controller_period_s") = 0.001, py::kw_only(), py::arg("chunk_capacity") = 64,
+          py::arg("blend_window_s") = 0.1, py::arg("timeout_s") = 0.5, py::arg("run_out_s") = 0.02,
+          py::arg("stop_accelerations_rad_s2") = py::none(), py::arg("ensemble_weight") = 1.0,
+          py::arg("loop").none(true) = py::none(), py::arg("tips") = py::none(),
+          py::arg("joint_damping_per_s") = 0.0, py::arg("absolute_force_torque_threshold") = py::none(),
+          // Not keep_alive on `loop`: the loop keeps the laws it used (use_law), and the reverse would
+          // make a cycle that is never freed; the Controller holds both.
+          "ValueError for a configuration out of range. With `loop` (which must outlive the law): a "
+          "compliant stream, driving that loop's JTAC controller in its external-reference mode with the "
+          "admittance set `tips`, "
+          "`joint_damping_per_s`, `absolute_force_torque_threshold` (as JtacGoal takes them), validated "
+          "as goal intake validates a goal's (ValueError with intake's message)")
       .def(
           "set_target",
           [](jtac::hw::StreamLaw& law, const InputArray& q, const std::optional<InputArray>& dq,
@@ -608,7 +626,13 @@ void bind_hw(py::module_& m) {
       .def_property_readonly(
           "target_delay_s", [](const jtac::hw::StreamLaw& law) { return law.stream().target_delay_s(); },
           "The delay at which single targets are placed after their stamps [s]")
-      .def_property_readonly("holding", &jtac::hw::StreamLaw::holding);
+      .def_property_readonly("holding", &jtac::hw::StreamLaw::holding)
+      .def_property_readonly("compliant", &jtac::hw::StreamLaw::compliant,
+                             "True when the stream runs with the JTAC controller's admittance side")
+      .def_property_readonly("admittance_warning", &jtac::hw::StreamLaw::admittance_warning,
+                             "What intake accepted but warned about in the admittance set ('' when nothing)")
+      .def_property_readonly("stop_code", &jtac::hw::StreamLaw::stop_code,
+                             "Why a compliant stream stopped (a ResultCode; SUCCESSFUL while it has not)");
 
   py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")
       .def(py::init([](AsyncInterface& interface, jtac_python::Controller& controller, int update_rate_hz,

@@ -40,6 +40,10 @@ std::vector<double> double_list(const py::handle& value, const std::string& name
 /// A TrajectoryGoal from a bound TrajectoryGoal or a dict with the same field names.
 jtac::TrajectoryGoal goal_from(const py::handle& obj);
 
+/// Tips' admittance (TipGoal objects or dicts with the same fields; None = none), as JtacGoal takes
+/// them; ValueError naming the tip and field otherwise.
+std::vector<jtac::TipGoal> tip_goals_from(const py::handle& obj);
+
 /// One event with its message, rendered when it is polled (the joint names are known then).
 struct PolledEvent {
   jtac::Event event;

@@ -902,6 +902,8 @@ void bind_controller(py::module_& m) {
 
 }  // namespace
 
+std::vector<jtac::TipGoal> jtac_python::tip_goals_from(const py::handle& obj) { return tips_from(obj); }
+
 /// Registers the composed controller and the force/torque pieces in `m` (called from PYBIND11_MODULE,
 /// after bind_trajectory, whose types it reuses).
 void bind_jtac(py::module_& m) {

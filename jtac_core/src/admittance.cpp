@@ -66,6 +66,9 @@ AdmittanceStatus Admittance::step(double dt_s, const JointVector& q_nominal_rad,
   }
   constexpr double kOmega = 2.0 * std::numbers::pi * kHoldFrequencyHz;
   q_current_rad_ = q_nominal_rad + offset_rad_;
+  // At the nominal configuration the displacement is zero, not the rounding of R·Rᵀ (~1e-16 rad):
+  // with no offset, no offset velocity and no wrench the integrator then stays exactly at rest.
+  const bool at_nominal = (offset_rad_.array() == 0.0).all();
   const int tips = goal_.num_tips < num_tips_ ? goal_.num_tips : num_tips_;
   J_.setZero(6 * num_tips_, num_joints_);
   e_ddot_.setZero(6 * num_tips_);
@@ -85,10 +88,12 @@ AdmittanceStatus Admittance::step(double dt_s, const JointVector& q_nominal_rad,
     const Eigen::Isometry3d T_current = T_base_ee_current * T_ee_control;
     const Eigen::Matrix3d R_control_base = T_current.linear().transpose();
     // Displacement of the current control frame from the nominal one, in current control axes.
-    const Eigen::AngleAxisd rotation(T_current.linear() * T_nominal.linear().transpose());
-    Vector6 e;
-    e.head<3>() = R_control_base * (T_current.translation() - T_nominal.translation());
-    e.tail<3>() = R_control_base * (rotation.angle() * rotation.axis());
+    Vector6 e = Vector6::Zero();
+    if (!at_nominal) {
+      const Eigen::AngleAxisd rotation(T_current.linear() * T_nominal.linear().transpose());
+      e.head<3>() = R_control_base * (T_current.translation() - T_nominal.translation());
+      e.tail<3>() = R_control_base * (rotation.angle() * rotation.axis());
+    }
     displacement_[tip] = e;
     // Jacobian of the control-frame origin (the ee Jacobian is of the ee origin, base axes),
     // rotated into control axes.

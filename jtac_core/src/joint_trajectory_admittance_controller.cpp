@@ -404,12 +404,17 @@ std::string JointTrajectoryAdmittanceController::request_zero_fts(int tip) {
   if (goal_active_.load(std::memory_order_acquire)) {
     return "tare refused: a goal is executing; zero the sensor while the arm is idle and unloaded";
   }
+  if (external_active_.load(std::memory_order_acquire)) {
+    return "tare refused: a stream with admittance is open; zero the sensor before opening it, with the "
+           "arm idle and unloaded";
+  }
   tare_requested_[static_cast<std::size_t>(tip)].store(true, std::memory_order_release);
   return "";
 }
 
 void JointTrajectoryAdmittanceController::deactivate(double time_s) noexcept {
   trajectory_.deactivate(time_s);
+  external_active_.store(false, std::memory_order_release);
   last_goal_id_ = 0;
   last_mode_ = ControllerMode::kInactive;
   goal_active_.store(false, std::memory_order_release);
@@ -426,6 +431,7 @@ void JointTrajectoryAdmittanceController::activate() noexcept {
 }
 
 void JointTrajectoryAdmittanceController::on_activation() noexcept {
+  external_active_.store(false, std::memory_order_release);
   last_mode_ = ControllerMode::kIdle;
   if (has_sensor_) {
     admittance_.clear();
@@ -469,86 +475,100 @@ void JointTrajectoryAdmittanceController::apply_force_torque_parameters() noexce
   }
 }
 
+void JointTrajectoryAdmittanceController::take_parameters() noexcept {
+  if (const JtacParameters* p = parameters_.take_new(); p != nullptr) {
+    params_ = *p;
+    apply_force_torque_parameters();
+  }
+}
+
+void JointTrajectoryAdmittanceController::process_wrenches(double time_s, const JointVector& position_rad,
+                                                           const TipWrenches& wrench_raw_sensor,
+                                                           bool in_force, JtacOutput& out) noexcept {
+  for (int k = 0; k < num_tips_; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    Eigen::Isometry3d T_base_sensor = Eigen::Isometry3d::Identity();
+    const bool pose_ok =
+        kinematics_.forward(position_rad, sensor_frames_[i], T_base_sensor) == KinematicsStatus::kOk;
+    if (tare_requested_[i].exchange(false, std::memory_order_acq_rel)) {
+      if (in_force) {
+        Event e;
+        e.type = EventType::kTareFailed;
+        e.detail = EventDetail::kTareWhileExecuting;
+        e.joint = k;
+        e.time_s = time_s;
+        trajectory_.report(e);
+      } else {
+        pipelines_[i].start_tare(params_.zero_fts_num_samples);
+      }
+    }
+    const ForceTorqueResult r =
+        pipelines_[i].process(wrench_raw_sensor[i], pose_ok ? Eigen::Matrix3d(T_base_sensor.linear())
+                                                            : Eigen::Matrix3d::Identity());
+    if (r.tare == TareStatus::kDone || r.tare == TareStatus::kFailedNonFinite) {
+      Event e;
+      e.type = r.tare == TareStatus::kDone ? EventType::kTareSucceeded : EventType::kTareFailed;
+      e.detail = r.tare == TareStatus::kDone ? EventDetail::kNone : EventDetail::kNonFiniteWrench;
+      e.joint = k;
+      e.value = pipelines_[i].tare().offset().head<3>().norm();
+      e.time_s = time_s;
+      trajectory_.report(e);
+    }
+    out.wrench_filtered_sensor[i] = r.wrench_filtered_sensor;
+    wrench_control_[i] = r.wrench_control;
+    if (r.status == ForceTorqueStatus::kNonFinite && seams_.input_fault == EventDetail::kNone) {
+      // Also while idle: a goal arriving now is refused before it moves anything.
+      seams_.input_fault = EventDetail::kNonFiniteWrench;
+      seams_.input_fault_index = 6 * k + (r.violated_axis >= 0 ? r.violated_axis : 0);
+      seams_.input_fault_value = r.violated_axis >= 0 ? wrench_raw_sensor[i][r.violated_axis] : 0.0;
+    }
+    if (!in_force || seams_.stop_requested) {
+      continue;
+    }
+    if (r.status == ForceTorqueStatus::kThresholdExceeded) {
+      seams_.stop_requested = true;
+      seams_.stop_code = ResultCode::kForceTorqueThresholdExceeded;
+      seams_.stop_detail = EventDetail::kForceTorqueThreshold;
+      seams_.stop_index = 6 * k + r.violated_axis;
+      seams_.stop_value = r.wrench_filtered_sensor[r.violated_axis];
+      seams_.stop_limit = pipelines_[i].parameters().threshold[r.violated_axis];
+    } else if (r.status == ForceTorqueStatus::kNonFinite && pose_ok) {
+      seams_.stop_requested = true;
+      seams_.stop_code = ResultCode::kAdmittanceError;
+      seams_.stop_detail = EventDetail::kNonFiniteWrench;
+      seams_.stop_index = 6 * k + (r.violated_axis >= 0 ? r.violated_axis : 0);
+      seams_.stop_value = r.violated_axis >= 0 ? wrench_raw_sensor[i][r.violated_axis] : 0.0;
+    }
+  }
+}
+
+void JointTrajectoryAdmittanceController::step_admittance(double period_s) noexcept {
+  const AdmittanceStatus st =
+      admittance_.step(period_s, previous_reference_rad_, wrench_control_, params_.jacobian_damping);
+  if (st != AdmittanceStatus::kOk) {
+    seams_.stop_requested = true;
+    seams_.stop_code = ResultCode::kAdmittanceError;
+    seams_.stop_detail = EventDetail::kAdmittanceNonFinite;
+    seams_.stop_index = admittance_.bad_index();
+  }
+}
+
 UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double period_s,
                                                          const JointVector& position_rad,
                                                          const JointVector& velocity_rad_s,
                                                          const TipWrenches& wrench_raw_sensor,
                                                          JtacOutput& out) noexcept {
-  if (const JtacParameters* p = parameters_.take_new(); p != nullptr) {
-    params_ = *p;
-    apply_force_torque_parameters();
-  }
+  take_parameters();
   seams_ = CycleSeams{};
   const ControllerMode mode = last_mode_;  // as of the previous cycle
   const bool goal_active = last_goal_id_ != 0;
   const bool tracking = mode == ControllerMode::kExecuting || mode == ControllerMode::kSettling ||
                         mode == ControllerMode::kWaiting;
   if (has_sensor_) {
-    for (int k = 0; k < num_tips_; ++k) {
-      const auto i = static_cast<std::size_t>(k);
-      Eigen::Isometry3d T_base_sensor = Eigen::Isometry3d::Identity();
-      const bool pose_ok =
-          kinematics_.forward(position_rad, sensor_frames_[i], T_base_sensor) == KinematicsStatus::kOk;
-      if (tare_requested_[i].exchange(false, std::memory_order_acq_rel)) {
-        if (goal_active) {
-          Event e;
-          e.type = EventType::kTareFailed;
-          e.detail = EventDetail::kTareWhileExecuting;
-          e.joint = k;
-          e.time_s = time_s;
-          trajectory_.report(e);
-        } else {
-          pipelines_[i].start_tare(params_.zero_fts_num_samples);
-        }
-      }
-      const ForceTorqueResult r =
-          pipelines_[i].process(wrench_raw_sensor[i], pose_ok ? Eigen::Matrix3d(T_base_sensor.linear())
-                                                              : Eigen::Matrix3d::Identity());
-      if (r.tare == TareStatus::kDone || r.tare == TareStatus::kFailedNonFinite) {
-        Event e;
-        e.type = r.tare == TareStatus::kDone ? EventType::kTareSucceeded : EventType::kTareFailed;
-        e.detail = r.tare == TareStatus::kDone ? EventDetail::kNone : EventDetail::kNonFiniteWrench;
-        e.joint = k;
-        e.value = pipelines_[i].tare().offset().head<3>().norm();
-        e.time_s = time_s;
-        trajectory_.report(e);
-      }
-      out.wrench_filtered_sensor[i] = r.wrench_filtered_sensor;
-      wrench_control_[i] = r.wrench_control;
-      if (r.status == ForceTorqueStatus::kNonFinite && seams_.input_fault == EventDetail::kNone) {
-        // Also while idle: a goal arriving now is refused before it moves anything.
-        seams_.input_fault = EventDetail::kNonFiniteWrench;
-        seams_.input_fault_index = 6 * k + (r.violated_axis >= 0 ? r.violated_axis : 0);
-        seams_.input_fault_value = r.violated_axis >= 0 ? wrench_raw_sensor[i][r.violated_axis] : 0.0;
-      }
-      if (!goal_active || seams_.stop_requested) {
-        continue;
-      }
-      if (r.status == ForceTorqueStatus::kThresholdExceeded) {
-        seams_.stop_requested = true;
-        seams_.stop_code = ResultCode::kForceTorqueThresholdExceeded;
-        seams_.stop_detail = EventDetail::kForceTorqueThreshold;
-        seams_.stop_index = 6 * k + r.violated_axis;
-        seams_.stop_value = r.wrench_filtered_sensor[r.violated_axis];
-        seams_.stop_limit = pipelines_[i].parameters().threshold[r.violated_axis];
-      } else if (r.status == ForceTorqueStatus::kNonFinite && pose_ok) {
-        seams_.stop_requested = true;
-        seams_.stop_code = ResultCode::kAdmittanceError;
-        seams_.stop_detail = EventDetail::kNonFiniteWrench;
-        seams_.stop_index = 6 * k + (r.violated_axis >= 0 ? r.violated_axis : 0);
-        seams_.stop_value = r.violated_axis >= 0 ? wrench_raw_sensor[i][r.violated_axis] : 0.0;
-      }
-    }
+    process_wrenches(time_s, position_rad, wrench_raw_sensor, goal_active, out);
     // Also without compliance: the springs bring back an offset an earlier goal left.
     if (tracking && have_reference_ && !seams_.stop_requested) {
-      const AdmittanceStatus st =
-          admittance_.step(period_s, previous_reference_rad_, wrench_control_, params_.jacobian_damping);
-      if (st != AdmittanceStatus::kOk) {
-        seams_.stop_requested = true;
-        seams_.stop_code = ResultCode::kAdmittanceError;
-        seams_.stop_detail = EventDetail::kAdmittanceNonFinite;
-        seams_.stop_index = admittance_.bad_index();
-      }
+      step_admittance(period_s);
     }
     seams_.joint_offset_rad = &admittance_.offset();
   }
@@ -567,6 +587,91 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
   }
   out.wrench_control = wrench_control_;
   out.joint_offset_rad = has_sensor_ ? admittance_.offset() : JointVector::Zero(trajectory_.num_joints());
+  out.external_stop = ResultCode::kSuccessful;
+  return status;
+}
+
+void JointTrajectoryAdmittanceController::activate_external(const JointVector& command_position_rad,
+                                                            const AdmittanceGoal& admittance) noexcept {
+  const int n = trajectory_.num_joints();
+  last_mode_ = ControllerMode::kIdle;
+  last_goal_id_ = 0;
+  goal_active_.store(false, std::memory_order_release);
+  if (has_sensor_) {
+    admittance_.clear();
+  }
+  apply_goal(&admittance);
+  external_stop_ = ResultCode::kSuccessful;
+  last_external_command_.set_zero(n);
+  const bool usable = command_position_rad.size() == n && command_position_rad.allFinite();
+  if (usable) {
+    last_external_command_.position_rad = command_position_rad;
+    previous_reference_rad_ = command_position_rad;
+  }
+  have_reference_ = usable;
+  external_active_.store(true, std::memory_order_release);
+}
+
+UpdateStatus JointTrajectoryAdmittanceController::update_external(double time_s, double period_s,
+                                                                  const JointVector& position_rad,
+                                                                  const JointTrajectoryState& reference,
+                                                                  const TipWrenches& wrench_raw_sensor,
+                                                                  bool tracking, JtacOutput& out) noexcept {
+  if (!external_active_.load(std::memory_order_relaxed)) {
+    return UpdateStatus::kInactive;
+  }
+  const int n = trajectory_.num_joints();
+  if (position_rad.size() != n || reference.position_rad.size() != n ||
+      reference.velocity_rad_s.size() != n || reference.acceleration_rad_s2.size() != n) {
+    out.trajectory.command = last_external_command_;
+    return UpdateStatus::kBadInput;
+  }
+  take_parameters();
+  seams_ = CycleSeams{};
+  const bool stopped = external_stop_ != ResultCode::kSuccessful;
+  if (has_sensor_) {
+    // The reference is in force all the time this mode runs (a tare is refused, the thresholds watched).
+    process_wrenches(time_s, position_rad, wrench_raw_sensor, true, out);
+    if (tracking && have_reference_ && !stopped && !seams_.stop_requested) {
+      step_admittance(period_s);
+    }
+    if (seams_.stop_requested && !stopped) {
+      external_stop_ = seams_.stop_code;
+      Event e;
+      e.type = EventType::kGoalAborted;  // goal_id 0: the external reference's session ends
+      e.detail = seams_.stop_detail;
+      e.code = seams_.stop_code;
+      e.joint = seams_.stop_index;
+      e.value = seams_.stop_value;
+      e.limit = seams_.stop_limit;
+      e.time_s = time_s;
+      trajectory_.report(e);
+    }
+  }
+  ControllerOutput& o = out.trajectory;
+  o.reference = reference;
+  o.command = reference;
+  if (has_sensor_) {
+    o.command.position_rad += admittance_.offset();
+  }
+  UpdateStatus status = UpdateStatus::kOk;
+  if (o.command.position_rad.allFinite() && o.command.velocity_rad_s.allFinite() &&
+      o.command.acceleration_rad_s2.allFinite()) {
+    last_external_command_ = o.command;
+  } else {
+    o.command = last_external_command_;  // never hand a non-finite command on
+    status = UpdateStatus::kHoldingCommand;
+  }
+  o.error_rad = reference.position_rad - position_rad;
+  o.mode = tracking ? ControllerMode::kExecuting : ControllerMode::kIdle;
+  o.time_scale = 1.0;
+  o.trajectory_time_s = 0.0;
+  o.goal_id = 0;
+  previous_reference_rad_ = reference.position_rad;
+  have_reference_ = true;
+  out.wrench_control = wrench_control_;
+  out.joint_offset_rad = has_sensor_ ? admittance_.offset() : JointVector::Zero(n);
+  out.external_stop = external_stop_;
   return status;
 }
 

@@ -2,6 +2,7 @@
 // compensation, tare and admittance through the trajectory engine, on a kinematic loop.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -376,6 +377,145 @@ TEST_F(Jtac, WithTheCheckOffForTestsAnUnstableSetIsAcceptedAndGrowsByItsSpectral
   // The check switched on refuses the same set.
   configure(true, 1000.0, true);
   EXPECT_EQ(ctrl_.submit_goal(goal, t_).code, ResultCode::kInvalidGoal);
+}
+
+// ---------------------------------------------------------------- external-reference mode
+
+class JtacExternal : public Jtac {
+ protected:
+  // Switches from goal mode to the external-reference mode with `tips` (validated as a goal's).
+  void start(std::vector<jtac::TipGoal> tips, std::vector<double> threshold = {}) {
+    jtac::JtacGoal admittance;
+    admittance.tips = std::move(tips);
+    admittance.absolute_force_torque_threshold = std::move(threshold);
+    jtac::AdmittanceGoal prepared;
+    std::string warning;
+    ASSERT_EQ(ctrl_.prepare_admittance(admittance, prepared, warning), "");
+    ctrl_.deactivate(t_);
+    ctrl_.activate_external(q_, prepared);
+    reference_.set_zero(7);
+    reference_.position_rad = q_;
+  }
+
+  jtac::UpdateStatus step_external(bool tracking = true) {
+    t_ += kDt;
+    const jtac::UpdateStatus status = ctrl_.update_external(t_, kDt, q_, reference_, wrench_, tracking, out_);
+    q_ = out_.trajectory.command.position_rad;  // kinematic loop
+    Event e;
+    while (ctrl_.poll_event(e)) {
+      events_.push_back(e);
+    }
+    return status;
+  }
+
+  void run_external(double seconds, bool tracking = true) {
+    for (int i = 0; i < static_cast<int>(std::lround(seconds / kDt)); ++i) {
+      step_external(tracking);
+    }
+  }
+
+  jtac::JointTrajectoryState reference_;
+};
+
+TEST_F(JtacExternal, WithoutAWrenchTheCommandIsTheReferenceExactly) {
+  start({compliant(5.0, 500.0, {true, true, true, false, false, false})});
+  EXPECT_TRUE(ctrl_.external_active());
+  const jtac::JointVector q0 = q_;
+  double largest = 0.0;
+  for (int i = 0; i < 2000; ++i) {
+    const double s = 0.001 * i;  // a swing of every joint: 0.2 rad at 1 rad/s
+    for (int j = 0; j < 7; ++j) {
+      reference_.position_rad[j] = q0[j] + 0.2 * std::sin(s + j);
+      reference_.velocity_rad_s[j] = 0.2 * std::cos(s + j);
+      reference_.acceleration_rad_s2[j] = -0.2 * std::sin(s + j);
+    }
+    ASSERT_EQ(step_external(), jtac::UpdateStatus::kOk);
+    const auto& c = out_.trajectory.command;
+    largest = std::max({largest, (c.position_rad - reference_.position_rad).cwiseAbs().maxCoeff(),
+                        (c.velocity_rad_s - reference_.velocity_rad_s).cwiseAbs().maxCoeff(),
+                        (c.acceleration_rad_s2 - reference_.acceleration_rad_s2).cwiseAbs().maxCoeff()});
+  }
+  EXPECT_EQ(largest, 0.0);
+  EXPECT_EQ(out_.trajectory.reference.position_rad, reference_.position_rad);
+  EXPECT_EQ(out_.external_stop, ResultCode::kSuccessful);
+  EXPECT_TRUE(events_.empty());
+}
+
+TEST_F(JtacExternal, AConstantPushDeflectsByForceOverStiffnessFrozenWhileNotTracking) {
+  start({compliant(5.0, 500.0, {true, true, true, false, false, false})});
+  run_external(0.05);
+  wrench_[0] << 10.0, 0.0, -4.0, 0.0, 0.0, 0.0;  // on the tool, in sensor axes [N]
+  run_external(2.5);
+  const Eigen::Vector3d d = deflection();
+  EXPECT_NEAR(d.x(), 10.0 / 500.0, 2e-4);
+  EXPECT_NEAR(d.z(), -4.0 / 500.0, 2e-4);
+  EXPECT_LT(std::abs(d.y()), 2e-4);
+  // The reference stands still (braking, holding): the offset is frozen, as during a goal's stop.
+  const jtac::JointVector frozen = out_.joint_offset_rad;
+  wrench_[0].setZero();
+  run_external(0.5, false);
+  EXPECT_EQ(out_.joint_offset_rad, frozen);
+  run_external(2.5);
+  EXPECT_LT(deflection().norm(), 1e-4);
+}
+
+TEST_F(JtacExternal, TheAdmittanceSetIsValidatedExactlyAsAGoals) {
+  const auto intake = [&](const jtac::JtacGoal& g) {
+    jtac::AdmittanceGoal prepared;
+    std::string warning;
+    const std::string message = ctrl_.prepare_admittance(g, prepared, warning);
+    const auto r = ctrl_.submit_goal(g, t_);
+    EXPECT_EQ(message, r.message);
+    EXPECT_EQ(warning, r.warning);
+    run(0.01);
+    return message;
+  };
+  auto goal = hold(0.005);
+  goal.tips = {translational(400000.0)};  // above K_max at 1 kHz
+  EXPECT_NE(intake(goal).find("admittance_parameters (tip 'fr3_ee') axis x: "), std::string::npos);
+  goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
+  goal.tips[0].mass[1] = 0.0;
+  EXPECT_EQ(intake(goal), "admittance_parameters.mass[1] (y) = 0: must be > 0 on a selected axis");
+  configure(true, 125.0);
+  goal = hold(0.005);
+  goal.tips = {translational(4000.0, 0.1, 4.0)};  // accepted, lightly damped
+  EXPECT_EQ(intake(goal), "");
+  jtac::AdmittanceGoal prepared;
+  std::string warning;
+  ctrl_.prepare_admittance(goal, prepared, warning);
+  EXPECT_NE(warning.find("damping ratio 0.1 < 0.2"), std::string::npos) << warning;
+}
+
+TEST_F(JtacExternal, AThresholdStopIsLatchedReportedOnceAndFreezesTheOffset) {
+  start({compliant(5.0, 500.0, {true, true, true, false, false, false})}, {30, 30, 30, 5, 5, 5});
+  run_external(0.05);
+  wrench_[0] << 0.0, 0.0, 20.0, 0.0, 0.0, 0.0;
+  run_external(0.3);
+  EXPECT_EQ(out_.external_stop, ResultCode::kSuccessful);
+  EXPECT_NE(ctrl_.request_zero_fts(0).find("a stream with admittance is open"), std::string::npos);
+  wrench_[0] << 0.0, 0.0, 35.0, 0.0, 0.0, 0.0;
+  step_external();
+  EXPECT_EQ(out_.external_stop, ResultCode::kForceTorqueThresholdExceeded);
+  const jtac::JointVector frozen = out_.joint_offset_rad;
+  EXPECT_GT(frozen.norm(), 1e-3);
+  run_external(0.5);
+  wrench_[0].setZero();
+  run_external(0.5);
+  EXPECT_EQ(out_.external_stop, ResultCode::kForceTorqueThresholdExceeded);  // latched
+  EXPECT_EQ(out_.joint_offset_rad, frozen);
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_EQ(events_[0].type, EventType::kGoalAborted);
+  EXPECT_EQ(events_[0].goal_id, 0u);
+  EXPECT_EQ(jtac::describe(events_[0], ctrl_.joint_names()),
+            "force/torque threshold exceeded: tip 0 axis Fz reads 35 (threshold 30)");
+  // A goal is refused while the mode runs; back in goal mode, goals and tares are taken again.
+  EXPECT_EQ(ctrl_.submit_goal(hold(0.1), t_).code, ResultCode::kInvalidState);
+  ctrl_.deactivate(t_);
+  EXPECT_FALSE(ctrl_.external_active());
+  ctrl_.activate(q_);
+  run(0.01);
+  EXPECT_EQ(ctrl_.request_zero_fts(0), "");
+  submit(hold(0.1));
 }
 
 TEST_F(Jtac, WithoutASensorItIsAPlainTrajectoryControllerThatRefusesCompliance) {

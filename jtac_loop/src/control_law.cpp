@@ -18,6 +18,7 @@ JtacLaw::JtacLaw(JointTrajectoryAdmittanceController& controller) : controller_(
   out_.trajectory.reference.set_zero(kNumJoints);
   out_.trajectory.error_rad.setZero(kNumJoints);
   out_.joint_offset_rad.setZero(kNumJoints);
+  reference_.set_zero(kNumJoints);
   // Eigen does not zero-initialise: a controller without a sensor never writes these.
   for (int k = 0; k < kMaxTips; ++k) {
     const auto tip = static_cast<std::size_t>(k);
@@ -64,8 +65,15 @@ void JtacLaw::activate(const DeviceState& state) noexcept {
 
 void JtacLaw::deactivate(double time_s) noexcept { controller_.deactivate(time_s); }
 
-UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double period_s,
-                             LawOutput& out) noexcept {
+void JtacLaw::activate_external(const DeviceState& state, const AdmittanceGoal& admittance) noexcept {
+  // As activate(): hold what the robot is being commanded (a non-finite q_d: the first reference).
+  for (int i = 0; i < kNumJoints; ++i) {
+    q_[i] = state.q_d_rad[static_cast<std::size_t>(i)];
+  }
+  controller_.activate_external(q_, admittance);
+}
+
+void JtacLaw::read_inputs(const DeviceState& state, LawOutput& out) noexcept {
   for (int i = 0; i < kNumJoints; ++i) {
     q_[i] = state.q_rad[static_cast<std::size_t>(i)];
     dq_[i] = state.dq_rad_s[static_cast<std::size_t>(i)];
@@ -94,13 +102,16 @@ UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double per
       wrenches_[tip][i] = raw[static_cast<std::size_t>(i)];
     }
   }
-  const UpdateStatus status = controller_.update(time_s, period_s, q_, dq_, wrenches_, out_);
+}
+
+void JtacLaw::write_output(LawOutput& out) const noexcept {
   copy_joints(out_.trajectory.command.position_rad, out.q_cmd_rad);
   copy_joints(out_.trajectory.command.velocity_rad_s, out.dq_cmd_rad_s);
   copy_joints(out_.trajectory.reference.position_rad, out.q_ref_rad);
   copy_joints(out_.trajectory.reference.velocity_rad_s, out.dq_ref_rad_s);
   copy_joints(out_.trajectory.error_rad, out.error_rad);
   copy_joints(out_.joint_offset_rad, out.joint_offset_rad);
+  const int num_tips = controller_.num_tips();
   out.num_tips = num_tips;
   for (std::size_t tip = 0; tip < static_cast<std::size_t>(kMaxTips); ++tip) {
     for (int i = 0; i < 6; ++i) {
@@ -115,6 +126,30 @@ UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double per
   out.goal_id = out_.trajectory.goal_id;
   out.time_scale = out_.trajectory.time_scale;
   out.trajectory_time_s = out_.trajectory.trajectory_time_s;
+}
+
+UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double period_s,
+                             LawOutput& out) noexcept {
+  read_inputs(state, out);
+  const UpdateStatus status = controller_.update(time_s, period_s, q_, dq_, wrenches_, out_);
+  write_output(out);
+  return status;
+}
+
+UpdateStatus JtacLaw::update_external(const DeviceState& state, double time_s, double period_s,
+                                      const JointArray& q_ref_rad, const JointArray& dq_ref_rad_s,
+                                      const JointArray& ddq_ref_rad_s2, bool tracking,
+                                      LawOutput& out) noexcept {
+  read_inputs(state, out);
+  for (int i = 0; i < kNumJoints; ++i) {
+    const auto j = static_cast<std::size_t>(i);
+    reference_.position_rad[i] = q_ref_rad[j];
+    reference_.velocity_rad_s[i] = dq_ref_rad_s[j];
+    reference_.acceleration_rad_s2[i] = ddq_ref_rad_s2[j];
+  }
+  const UpdateStatus status =
+      controller_.update_external(time_s, period_s, q_, reference_, wrenches_, tracking, out_);
+  write_output(out);
   return status;
 }
 

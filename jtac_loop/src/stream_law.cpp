@@ -1,8 +1,8 @@
 #include "jtac_loop/stream_law.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <stdexcept>
 
 namespace jtac::hw {
 
@@ -14,17 +14,18 @@ ChunkStreamConfig stream_config(double controller_period_s) noexcept {
   return config;
 }
 
-std::int64_t steady_now_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 StreamLaw::StreamLaw(double controller_period_s) : StreamLaw(stream_config(controller_period_s)) {}
 
-StreamLaw::StreamLaw(const ChunkStreamConfig& config) : stream_(config) {}
+StreamLaw::StreamLaw(const ChunkStreamConfig& config) : stream_(config), clock_(config.controller_period_s) {}
+
+StreamLaw::StreamLaw(const ChunkStreamConfig& config, JtacLaw& jtac, const JtacGoal& admittance)
+    : stream_(config), jtac_(&jtac), clock_(config.controller_period_s) {
+  if (std::string e = jtac.controller().prepare_admittance(admittance, admittance_, warning_); !e.empty()) {
+    throw std::invalid_argument(e);
+  }
+}
 
 bool StreamLaw::set_target(const JointArray& q_rad, const JointArray& dq_rad_s, double stamp_s) noexcept {
   return stream_.submit_target(q_rad, &dq_rad_s, stamp_s);
@@ -39,13 +40,7 @@ bool StreamLaw::set_chunk(std::span<const double> times_s, std::span<const Joint
   return stream_.submit_chunk(times_s, q_rad, dq_rad_s);
 }
 
-double StreamLaw::controller_time_s() const noexcept {
-  const std::int64_t offset = clock_offset_ns_.load(std::memory_order_relaxed);
-  if (offset == INT64_MIN) {
-    return std::nan("");
-  }
-  return static_cast<double>(steady_now_ns() - offset) * 1e-9;
-}
+double StreamLaw::controller_time_s() const noexcept { return clock_.controller_time_s(); }
 
 void StreamLaw::activate(const DeviceState& state) noexcept {
   // Hold what the robot is being commanded (its echoed q_d; the measurement when that is not finite)
@@ -55,33 +50,67 @@ void StreamLaw::activate(const DeviceState& state) noexcept {
       std::all_of(state.q_d_rad.begin(), state.q_d_rad.end(), [](double x) { return std::isfinite(x); });
   q_cmd_ = q_d_finite ? state.q_d_rad : state.q_rad;
   stream_.reset(q_cmd_, state.time_s);
+  if (jtac_ != nullptr) {
+    jtac_->activate_external(state, admittance_);
+    stop_code_.store(ResultCode::kSuccessful, std::memory_order_release);
+  }
   active_ = true;
 }
 
-void StreamLaw::deactivate(double /*time_s*/) noexcept {
+void StreamLaw::deactivate(double time_s) noexcept {
   // Inputs still in flight were meant for this session, not for the next activation.
   stream_.drop_inputs();
+  if (jtac_ != nullptr) {
+    jtac_->deactivate(time_s);
+  }
   active_ = false;
 }
 
-UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double /*period_s*/,
+UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double period_s,
                                LawOutput& out) noexcept {
   if (!active_) {
     return UpdateStatus::kInactive;
   }
-  // The clock mapping for senders. A cycle runs a little after its state arrived, late by the host's
-  // wake-up jitter (tens of µs, now and then more): the offset follows slowly (1/100 per cycle) and
-  // a single late cycle moves it by at most 1 µs.
-  const std::int64_t measured_ns = steady_now_ns() - static_cast<std::int64_t>(std::llround(time_s * 1e9));
-  const std::int64_t offset_ns = clock_offset_ns_.load(std::memory_order_relaxed);
-  if (offset_ns == INT64_MIN || std::abs(measured_ns - offset_ns) > 50'000'000) {
-    clock_offset_ns_.store(measured_ns, std::memory_order_relaxed);  // first cycle, or a new clock
-  } else {
-    const std::int64_t step = std::clamp<std::int64_t>((measured_ns - offset_ns) / 100, -1000, 1000);
-    clock_offset_ns_.store(offset_ns + step, std::memory_order_relaxed);
-  }
+  // The clock senders stamp with: this cycle runs now for controller time time_s.
+  clock_.update(time_s, ClockMap::host_now_ns());
 
-  stream_.update(time_s, sample_);
+  UpdateStatus status = UpdateStatus::kOk;
+  if (jtac_ == nullptr) {
+    stream_.update(time_s, sample_);
+    fill_plain(state, out);
+  } else {
+    const bool stopped = stop_code() != ResultCode::kSuccessful;
+    if (stopped) {
+      stream_.drop_inputs();  // the stop holds until the stream is closed
+    }
+    stream_.update(time_s, sample_);
+    status = jtac_->update_external(state, time_s, period_s, sample_.q_rad, sample_.dq_rad_s,
+                                    sample_.ddq_rad_s2, stream_.state() == StreamState::kFollowing, out);
+    if (const ResultCode stop = jtac_->external_stop(); stop != ResultCode::kSuccessful && !stopped) {
+      // This cycle's command is the sample at time_s with the frozen offset; the brake starts there.
+      stream_.brake(time_s);
+      stop_code_.store(stop, std::memory_order_release);
+    }
+    q_cmd_ = out.q_cmd_rad;
+  }
+  switch (stream_.state()) {
+    case StreamState::kFollowing:
+      out.mode = ControllerMode::kExecuting;
+      break;
+    case StreamState::kBraking:
+      out.mode = ControllerMode::kStopping;
+      break;
+    case StreamState::kHolding:
+      out.mode = ControllerMode::kIdle;
+      break;
+  }
+  out.goal_id = 0;
+  out.time_scale = 1.0;
+  out.trajectory_time_s = 0.0;
+  return status;
+}
+
+void StreamLaw::fill_plain(const DeviceState& state, LawOutput& out) noexcept {
   q_cmd_ = sample_.q_rad;
   out.q_cmd_rad = sample_.q_rad;
   out.dq_cmd_rad_s = sample_.dq_rad_s;
@@ -100,21 +129,6 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double /
     out.wrench_raw_N_Nm[0] = state.wrench_sensor_N_Nm;
     out.wrench_filtered_N_Nm[0] = state.wrench_sensor_N_Nm;
   }
-  switch (stream_.state()) {
-    case StreamState::kFollowing:
-      out.mode = ControllerMode::kExecuting;
-      break;
-    case StreamState::kBraking:
-      out.mode = ControllerMode::kStopping;
-      break;
-    case StreamState::kHolding:
-      out.mode = ControllerMode::kIdle;
-      break;
-  }
-  out.goal_id = 0;
-  out.time_scale = 1.0;
-  out.trajectory_time_s = 0.0;
-  return UpdateStatus::kOk;
 }
 
 }  // namespace jtac::hw

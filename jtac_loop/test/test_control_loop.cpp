@@ -623,6 +623,53 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughChunksAndTargets) {
   rig.run(0.01);
 }
 
+// A compliant stream (the JTAC controller's external-reference mode under the chunk stream): chunks,
+// a push on the tool the admittance yields to, the switches in and out of the law — no allocation.
+TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughACompliantStream) {
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::JtacGoal admittance;
+  admittance.tips.resize(1);
+  admittance.tips[0].mass.assign(6, 2.0);
+  admittance.tips[0].stiffness.assign(6, 400.0);
+  admittance.tips[0].damping.assign(6, 2.0 * std::sqrt(2.0 * 400.0));
+  admittance.tips[0].selected_axes = {true, true, true, false, false, false};
+  jtac::hw::StreamLaw stream(jtac::hw::ChunkStreamConfig{}, *rig.loop->jtac_law(), admittance);
+  const JointArray q0 = rig.snap().q_rad;
+  std::vector<double> times(16);
+  std::vector<JointArray> q(16, q0);
+  rig.device->push("fr3_tcp", {0.0, 10.0, 0.0, 0.0, 0.0, 0.0}, 0.8);  // allocates: before arming
+  int failures = 0;
+  double max_offset_rad = 0.0;
+  const auto allocations = jtac::test::count_allocations([&] {
+    rig.loop->use_law(&stream);
+    for (int i = 0; i < 1500; ++i) {
+      LoopSnapshot s;
+      failures += rig.loop->snapshot(s) ? 0 : 1;
+      if (i % 100 == 0) {  // chunks holding still, from an observation 50 ms old
+        for (int k = 0; k < 16; ++k) {
+          times[k] = s.time_s - 0.05 + 0.02 * k;
+        }
+        failures += stream.set_chunk(times, q, std::span<const JointArray>()) ? 0 : 1;
+      }
+      for (const double x : s.joint_offset_rad) {
+        max_offset_rad = std::max(max_offset_rad, std::abs(x));
+      }
+      failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
+    }
+    rig.loop->use_law(nullptr);
+    for (int i = 0; i < 20; ++i) {
+      failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
+    }
+  });
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(stream.chunks_taken(), 15U);
+  EXPECT_EQ(stream.stop_code(), jtac::ResultCode::kSuccessful);
+  EXPECT_GT(max_offset_rad, 1e-3);  // the push moved the joints through the admittance
+  EXPECT_FALSE(rig.controller.external_active());
+}
+
 #endif
 
 }  // namespace

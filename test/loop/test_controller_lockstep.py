@@ -179,6 +179,24 @@ def test_a_push_on_a_compliant_axis_deflects_by_f_over_k_and_the_arm_returns(rig
     assert handle.result(timeout=10.0).ok
 
 
+def test_single_numbers_stand_for_all_six_axes_damping_included(rig):
+    # mass 4 kg, K 400 N/m, D 80 N·s/m on x/y/z (ζ = 1): the same deflection as the per-axis form.
+    arm, c = rig
+    kin = _kinematics(arm, c)
+    q0 = c.state.q
+    scalar = {"mass": 4.0, "stiffness": K_LINEAR, "damping": 80.0, "selected_axes": [True] * 3 + [False] * 3}
+    handle = c.follow(Trajectory.quintic(q0, q0, 4.0), admittance=scalar, wait=False)
+    c.step(200)
+    force = np.array([0.0, 12.0, 0.0])  # [N], world y, at the TCP
+    arm.push(force, 1.5)
+    c.step(1200)
+    s = c.state
+    deflection = _ee_offset(kin, s.q_cmd, s.q_ref)
+    np.testing.assert_allclose(deflection, force / K_LINEAR, atol=0.1 * np.linalg.norm(force) / K_LINEAR)
+    assert handle.warning == ""
+    assert handle.result(timeout=10.0).ok
+
+
 def test_a_push_above_threshold_stops_within_stop_accelerations_and_reports_after_standstill(rig):
     arm, c = rig
     q0 = c.state.q

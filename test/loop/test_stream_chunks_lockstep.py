@@ -231,6 +231,49 @@ def test_125_hz_targets_with_1_ms_send_jitter_give_a_smooth_command(c):
         assert 0.009 <= stream.target_delay_s <= 0.014
 
 
+def test_a_target_sent_late_is_placed_at_the_time_it_was_sampled_for(c):
+    """A 125 Hz sender that computes each target for an instant and sends it 0–4 ms later (a slow
+    computation, the GIL): stamped with sampled_at_s the command is the motion delayed by exactly
+    target_delay_s and the device's fixed lag (to 50 µrad); stamped at the call it is off by up to
+    speed × 4 ms and rough."""
+    rng = np.random.default_rng(5)
+    errors, jerks = {}, {}
+    for stamped in (True, False):
+        controller = _controller()
+        dev = _Device(controller)
+        with controller.stream() as stream:
+            q0 = controller.state.q_cmd
+            start = stream.now()
+            pending = []  # (send at packet, sampled at [s], target)
+            for k in range(2500):
+                if k % 8 == 0:
+                    tc = stream.now()
+                    pending.append((k + int(rng.integers(0, 5)), tc, _target(q0, tc - start)))
+                while pending and pending[0][0] <= k:
+                    _, tc, q = pending.pop(0)
+                    stream.send(q, sampled_at_s=tc if stamped else None)
+                dev.step()
+            # The device's packets run a constant few ms behind the controller (the hardware thread's
+            # sample placement): the best constant delay, within 3 ms of target_delay_s.
+            t = np.arange(len(dev.q)) * 0.001
+            best = min(
+                (np.abs(np.array(dev.q) - [_target(q0, ti - d) for ti in t])[1000:].max(), d)
+                for d in stream.target_delay_s + np.arange(-3, 3.25, 0.25) * 1e-3
+            )
+            errors[stamped] = best[0]
+            jerks[stamped] = dev.jerk(start=1000).max()
+        controller.stop()
+    print(
+        f"sampled_at_s: error {errors[True] * 1e6:.1f} µrad, jerk {jerks[True]:.0f} rad/s³; "
+        f"at the call: {errors[False] * 1e6:.1f} µrad, {jerks[False]:.0f} rad/s³"
+    )
+    assert errors[True] < 50e-6, errors[True]
+    assert errors[False] > 10 * errors[True]
+    assert jerks[True] < 50.0 < jerks[False]
+    with pytest.raises(ValueError, match="sampled_at_s"):
+        c.stream().send(c.state.q_cmd, sampled_at_s=float("nan"))
+
+
 def test_switching_between_chunks_single_targets_and_goals(c):
     dev = _Device(c)
     q_start = c.state.q_cmd

@@ -13,6 +13,15 @@
 // Without a force/torque sensor (ft_sensor_name empty) this is a plain trajectory controller, and
 // a goal asking for compliance or a force threshold is rejected with INVALID_GOAL saying so.
 //
+// External-reference mode (activate_external / update_external): the reference (q, dq, ddq) comes
+// from the caller each cycle — a streamed target — instead of from the trajectory engine, which stays
+// inactive; the admittance side runs unchanged (the same pipeline, thresholds, integrator and checks,
+// with an admittance set validated by prepare_admittance() exactly as goal intake validates a goal's).
+// A stop the admittance side asks for (threshold, non-finite reading or offset) cannot brake a
+// reference the controller does not own: it freezes the offset, is latched in
+// JtacOutput::external_stop until the next activation and reported once as a kGoalAborted event with
+// goal_id 0; the caller brakes its reference.
+//
 // Threads as in trajectory_controller.hpp: configure / set_parameters / submit_goal /
 // request_cancel / request_zero_fts / poll_event on the non-real-time side; activate / update /
 // deactivate on the control thread (noexcept, no allocation, no lock).
@@ -96,6 +105,9 @@ struct JtacOutput {
   TipWrenches wrench_filtered_sensor{};  ///< tared, filtered, deadbanded, with payload weight
   TipWrenches wrench_control{};          ///< compensated, in the control frame (admittance input)
   JointVector joint_offset_rad = JointVector::Zero(0);
+  /// External-reference mode: why the caller must brake its reference (kSuccessful = it need not);
+  /// latched until the next activation. Always kSuccessful in goal mode (the engine brakes itself).
+  ResultCode external_stop = ResultCode::kSuccessful;
 };
 
 /// Trajectory tracking with Cartesian admittance at one or more tips.
@@ -110,6 +122,14 @@ class JointTrajectoryAdmittanceController {
   /// Validates (trajectory and admittance, including each compliant axis's discrete-time stability
   /// at update_rate_hz) and queues a goal; an accepted lightly damped set comes with `warning`.
   SubmitResult submit_goal(const JtacGoal& goal, double now_s);
+
+  /// Validates the admittance part of `goal` (tips, joint damping, thresholds; its trajectory is not
+  /// read) exactly as submit_goal() does — same checks, same messages, the same stability check at
+  /// update_rate_hz — into `out` for activate_external(). "" or the rejection; `warning` as
+  /// SubmitResult::warning. Non-real-time side.
+  std::string prepare_admittance(const JtacGoal& goal, AdmittanceGoal& out, std::string& warning) const {
+    return validate_admittance(goal, out, warning);
+  }
 
   /// Cancels goal `goal_id`.
   void request_cancel(std::uint64_t goal_id) noexcept { trajectory_.request_cancel(goal_id); }
@@ -135,6 +155,24 @@ class JointTrajectoryAdmittanceController {
                       const JointVector& velocity_rad_s, const TipWrenches& wrench_raw_sensor,
                       JtacOutput& out) noexcept;
 
+  /// Starts control in the external-reference mode (see the top of this file), holding
+  /// `command_position_rad` (the position the hardware is being commanded) with the admittance set
+  /// `admittance` from prepare_admittance(): offset and velocity zeroed, thresholds and payload in
+  /// force. The trajectory engine stays inactive (a goal is refused). Real-time safe.
+  void activate_external(const JointVector& command_position_rad, const AdmittanceGoal& admittance) noexcept;
+
+  /// One cycle of the external-reference mode: the F/T pipeline and thresholds as during a goal; with
+  /// `tracking` (the reference is being followed) and no stop latched, one admittance step about the
+  /// previous cycle's reference (else the offset stays frozen, as during a goal's stop); command =
+  /// `reference` + offset in position, the reference's velocity and acceleration. kInactive unless
+  /// activate_external() ran. Real-time safe.
+  UpdateStatus update_external(double time_s, double period_s, const JointVector& position_rad,
+                               const JointTrajectoryState& reference, const TipWrenches& wrench_raw_sensor,
+                               bool tracking, JtacOutput& out) noexcept;
+
+  /// True while the external-reference mode runs. Any thread.
+  bool external_active() const noexcept { return external_active_.load(std::memory_order_acquire); }
+
   const TrajectoryController& trajectory() const noexcept { return trajectory_; }
   int num_tips() const noexcept { return num_tips_; }
   const std::vector<std::string>& joint_names() const noexcept { return trajectory_.joint_names(); }
@@ -148,6 +186,14 @@ class JointTrajectoryAdmittanceController {
   std::string check_stability(const JtacGoal& goal, const AdmittanceGoal& out, std::string& warning) const;
   void apply_goal(const AdmittanceGoal* goal) noexcept;
   void apply_force_torque_parameters() noexcept;
+  void take_parameters() noexcept;  // new run-time parameters, at a cycle boundary
+  // Every tip's F/T pipeline (tares, filter, threshold, compensation) into wrench_control_ and `out`.
+  // `in_force`: a goal or an external reference is in force, so a tare is refused and a threshold
+  // violation or a non-finite reading asks for a stop in seams_.
+  void process_wrenches(double time_s, const JointVector& position_rad, const TipWrenches& wrench_raw_sensor,
+                        bool in_force, JtacOutput& out) noexcept;
+  // One admittance step of period_s about previous_reference_rad_; a non-finite result asks for a stop.
+  void step_admittance(double period_s) noexcept;
 
   TrajectoryController trajectory_;
   Kinematics kinematics_;
@@ -170,6 +216,7 @@ class JointTrajectoryAdmittanceController {
   LatestValue<JtacParameters> parameters_;
   std::array<std::atomic<bool>, kMaxTips> tare_requested_{};
   std::atomic<bool> goal_active_{false};
+  std::atomic<bool> external_active_{false};
 
   // Control thread.
   JtacParameters params_;
@@ -180,6 +227,8 @@ class JointTrajectoryAdmittanceController {
   bool have_reference_ = false;
   TipWrenches wrench_control_{};
   CycleSeams seams_;
+  ResultCode external_stop_ = ResultCode::kSuccessful;  // latched stop of the external-reference mode
+  JointTrajectoryState last_external_command_;          // last finite command of that mode
 };
 
 }  // namespace jtac

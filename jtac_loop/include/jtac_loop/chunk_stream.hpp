@@ -136,6 +136,10 @@ class ChunkStream {
   /// Controller thread: drops the inputs not yet taken.
   void drop_inputs() noexcept;
 
+  /// Controller thread: brakes to rest from the command at `time_s` [s] (counted in brakes(); a
+  /// no-op when a brake starts earlier already), e.g. for a stop the caller's safety checks ask for.
+  void brake(double time_s) noexcept { brake_at(time_s); }
+
   /// Controller thread: takes the inputs that arrived and gives the command at `time_s` [s]
   /// (non-decreasing from call to call).
   void update(double time_s, StreamSample& out) noexcept;

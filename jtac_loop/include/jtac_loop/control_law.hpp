@@ -97,6 +97,20 @@ class JtacLaw final : public ControlLaw {
 
   JointTrajectoryAdmittanceController& controller() noexcept { return controller_; }
 
+  /// Starts the controller's external-reference mode (a law that owns the reference, StreamLaw,
+  /// borrows this law's wrench sources and output mapping) holding the robot's echoed q_d, with the
+  /// admittance set from JointTrajectoryAdmittanceController::prepare_admittance(). Controller
+  /// thread, in place of activate(); deactivate() ends it.
+  void activate_external(const DeviceState& state, const AdmittanceGoal& admittance) noexcept;
+  /// One cycle of the external-reference mode: the reference q [rad], dq [rad/s], ddq [rad/s²] from
+  /// the caller, `tracking` while it is being followed (the admittance integrates). Fills `out` as
+  /// update() does. Controller thread.
+  UpdateStatus update_external(const DeviceState& state, double time_s, double period_s,
+                               const JointArray& q_ref_rad, const JointArray& dq_ref_rad_s,
+                               const JointArray& ddq_ref_rad_s2, bool tracking, LawOutput& out) noexcept;
+  /// Why the last update_external() asks the caller to brake its reference (kSuccessful = no).
+  ResultCode external_stop() const noexcept { return out_.external_stop; }
+
   /// Where each tip's raw wrench comes from, from the next cycle on. Any thread; never waits.
   void set_wrench_sources(const std::array<WrenchSource, kMaxTips>& sources) noexcept;
   /// The source of tip `tip` (kNone out of range). Any thread.
@@ -111,7 +125,13 @@ class JtacLaw final : public ControlLaw {
   bool feed_wrench(int tip, const WrenchArray& wrench_N_Nm);
 
  private:
+  // The raw wrench of every tip from its source into wrenches_ and out, the measurement into q_, dq_.
+  void read_inputs(const DeviceState& state, LawOutput& out) noexcept;
+  // The controller's output (out_) as the loop's.
+  void write_output(LawOutput& out) const noexcept;
+
   JointTrajectoryAdmittanceController& controller_;
+  JointTrajectoryState reference_;  // update_external()'s reference in the controller's types
   JointVector q_ = JointVector::Zero(kNumJoints);
   JointVector dq_ = JointVector::Zero(kNumJoints);
   TipWrenches wrenches_{};

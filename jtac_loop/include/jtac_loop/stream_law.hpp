@@ -10,8 +10,19 @@
 // accelerations.
 //
 // The controller clock for senders: controller_time_s() maps the host's steady clock (Python's
-// time.monotonic()) onto the controller time, from the cycles the law ran — so a sender stamps its
-// targets and names its observations in the loop's own time.
+// time.monotonic()) onto the controller time, a line (offset and rate) fitted to the cycles the law
+// ran (clock_map.hpp) — so a sender stamps its targets and names its observations in the loop's own
+// time, which runs at the robot's rate, not the host's.
+//
+// Compliance (optional, the constructor with a JtacLaw): the stream's sample (q, dq, ddq) becomes
+// the reference of the JTAC controller's external-reference mode
+// (joint_trajectory_admittance_controller.hpp), so the stream runs with the same F/T pipeline,
+// thresholds and admittance as a goal, from the same code: the admittance set is validated by the
+// same intake (same messages, same stability check), each tip's wrench comes from the JtacLaw's
+// sources (feed_wrench keeps working), the command is the sample plus the admittance offset, and the
+// offset integrates while the stream follows (frozen while it brakes or holds, as during a goal's
+// stop or idle). A stop the admittance side asks for (threshold, non-finite reading or offset) brakes
+// the stream to rest and latches: later inputs are dropped (a new stream continues); stop_code() says why.
 //
 // Threads: set_target()/set_chunk() from one writer thread; activate/update/deactivate on the
 // controller thread (noexcept, no allocation, no lock); counters and controller_time_s() from any
@@ -24,6 +35,7 @@
 #include <string>
 
 #include "jtac_loop/chunk_stream.hpp"
+#include "jtac_loop/clock_map.hpp"
 #include "jtac_loop/control_law.hpp"
 
 namespace jtac::hw {
@@ -35,6 +47,11 @@ class StreamLaw final : public ControlLaw {
   /// defaults.
   explicit StreamLaw(double controller_period_s = 0.001);
   explicit StreamLaw(const ChunkStreamConfig& config);
+  /// A compliant stream: `admittance`'s tips, joint damping and thresholds (its trajectory is not
+  /// read) validated as goal intake validates a goal's; std::invalid_argument with intake's message
+  /// when rejected. `jtac` (the loop's JtacLaw: its controller, wrench sources and output) must
+  /// outlive this law and is driven by it while it is the active law. Not real-time.
+  StreamLaw(const ChunkStreamConfig& config, JtacLaw& jtac, const JtacGoal& admittance);
 
   /// Writer side: a single target [rad] (and its velocity [rad/s]) sent at controller time `stamp_s`
   /// [s] (controller_time_s() when it was sent). False (refused, counted) for a non-finite value.
@@ -53,8 +70,8 @@ class StreamLaw final : public ControlLaw {
     return stream_.validate_chunk(times_s, q_rad, dq_rad_s);
   }
 
-  /// The controller time now [s]: the last cycle's time plus the host's steady time since, with the
-  /// offset between the two clocks smoothed over the cycles. NaN before the first cycle.
+  /// The controller time now [s], from the host's steady clock through the fitted clock map
+  /// (clock_map.hpp). NaN before the first cycle.
   double controller_time_s() const noexcept;
 
   void activate(const DeviceState& state) noexcept override;
@@ -73,13 +90,27 @@ class StreamLaw final : public ControlLaw {
   StreamState state() const noexcept { return stream_.state(); }
   const ChunkStream& stream() const noexcept { return stream_; }
 
+  /// True when the stream runs with the JTAC controller's admittance side (the compliant constructor).
+  bool compliant() const noexcept { return jtac_ != nullptr; }
+  /// What intake accepted but warned about in the admittance set ("" when nothing; as
+  /// SubmitResult::warning).
+  const std::string& admittance_warning() const noexcept { return warning_; }
+  /// Why a compliant stream stopped (threshold, non-finite reading or offset); kSuccessful while it
+  /// has not. Any thread.
+  ResultCode stop_code() const noexcept { return stop_code_.load(std::memory_order_acquire); }
+
  private:
+  void fill_plain(const DeviceState& state, LawOutput& out) noexcept;
+
   ChunkStream stream_;
+  JtacLaw* jtac_ = nullptr;    // null: no compliance, no F/T pipeline
+  AdmittanceGoal admittance_;  // validated at construction
+  std::string warning_;
+  std::atomic<ResultCode> stop_code_{ResultCode::kSuccessful};
   StreamSample sample_{};
   JointArray q_cmd_{};
   bool active_ = false;
-  // Host steady time − controller time [ns], smoothed; INT64_MIN until the first cycle.
-  std::atomic<std::int64_t> clock_offset_ns_{INT64_MIN};
+  ClockMap clock_;  // host time → controller time, for controller_time_s()
 };
 
 }  // namespace jtac::hw
