@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -15,7 +15,7 @@ namespace {
 
 using jtac::hw::ClockMap;
 
-constexpr double kT = 0.001;                   // controller period [s]
+constexpr double kT = 0.001;                      // controller period [s]
 constexpr std::int64_t kHost0Ns = 5'000'000'000;  // an arbitrary host time of the first cycle [ns]
 
 // The host time [ns] at which the controller cycle for controller time t [s] starts, for a robot
@@ -63,8 +63,10 @@ TEST(ClockMap, FollowsARobotClockThreePercentSlowThroughJitterAndLateCycles) {
       worst_change_8ms_s = std::max(worst_change_8ms_s, std::abs(errors_s[k] - errors_s[k - 8]));
     }
   }
-  std::printf("[ 3 %% slow robot clock ] error up to %.2f µs, its change over 8 ms up to %.3f µs, rate %.6f (exact %.6f)\n",
-              worst_s * 1e6, worst_change_8ms_s * 1e6, map.rate(), 1.0 / host_per_controller);
+  std::printf(
+      "[ 3 %% slow robot clock ] error up to %.2f µs, its change over 8 ms up to %.3f µs, rate %.6f (exact "
+      "%.6f)\n",
+      worst_s * 1e6, worst_change_8ms_s * 1e6, map.rate(), 1.0 / host_per_controller);
   EXPECT_LT(worst_s, 15e-6);
   EXPECT_LT(worst_change_8ms_s, 1.5e-6);
   EXPECT_NEAR(map.rate(), 1.0 / host_per_controller, 1e-4);

@@ -47,7 +47,7 @@ class ClockMap {
     if (!seeded_) {
       seed(controller_time_s, host_ns);
     }
-    const double x = controller_time_s - x0_s_;                   // [s]
+    const double x = controller_time_s - x0_s_;                     // [s]
     const double y = static_cast<double>(host_ns - y0_ns_) * 1e-9;  // [s]
     double y_fit = y;
     if (span_s_ >= kMinSpanS) {
