@@ -349,28 +349,23 @@ def work_goal(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def work_stream(args: argparse.Namespace) -> dict[str, Any]:
+def _streamed(args: argparse.Namespace, feed: Any) -> dict[str, Any]:
+    """A jtac stream run: `feed(c, arm, stream, q0, out)` sends until the motion is over or the arm
+    failed and names what it sent in out["sent"]; then the outcome, tracking error, counters and,
+    after an error, the recovery."""
     arm, c = _jtac(args)
     out: dict[str, Any] = {}
     try:
         q0 = np.asarray(c.state.q_cmd)
         with c.record(["q", "q_ref"]) as rec, c.stream() as stream:
-            t0 = time.monotonic()
-            next_send = t0
-            while (t := time.monotonic() - t0) < MOVE_S + HOLD_S:
-                if c.hardware_error or arm.last_error:
-                    out.update(error=c.hardware_error or arm.last_error, error_t_ns=time.monotonic_ns())
-                    break
-                stream.send(quintic(q0, t))
-                next_send += 1.0 / STREAM_HZ
-                time.sleep(max(0.0, next_send - time.monotonic()))
-            out["targets_taken"] = stream.targets_taken
+            feed(c, arm, stream, q0, out)
         data = rec.data()
         error = c.hardware_error or arm.last_error
-        if error and "error" not in out:
-            out.update(error=error, error_t_ns=time.monotonic_ns())
+        if error:
+            out.setdefault("error", error)
+            out.setdefault("error_t_ns", time.monotonic_ns())
         out.update(
-            outcome=error if error else f"{out['targets_taken']} targets",
+            outcome=error if error else out["sent"],
             peak_tracking_mrad=float(np.abs(data["q_ref"] - data["q"]).max()) * 1e3
             if len(data["q"])
             else None,
@@ -383,54 +378,54 @@ def work_stream(args: argparse.Namespace) -> dict[str, Any]:
     else:
         arm.close()
     return out
+
+
+def _failed(c: Any, arm: Any, out: dict[str, Any]) -> bool:
+    """True once the arm failed; the first time, notes when the client knew."""
+    error = c.hardware_error or arm.last_error
+    if error and "error" not in out:
+        out.update(error=error, error_t_ns=time.monotonic_ns())
+    return bool(error)
+
+
+def work_stream(args: argparse.Namespace) -> dict[str, Any]:
+    def feed(c: Any, arm: Any, stream: Any, q0: np.ndarray, out: dict[str, Any]) -> None:
+        t0 = time.monotonic()
+        next_send = t0
+        while (t := time.monotonic() - t0) < MOVE_S + HOLD_S and not _failed(c, arm, out):
+            stream.send(quintic(q0, t))
+            next_send += 1.0 / STREAM_HZ
+            time.sleep(max(0.0, next_send - time.monotonic()))
+        out.update(targets_taken=stream.targets_taken, sent=f"{stream.targets_taken} targets")
+
+    return _streamed(args, feed)
 
 
 def work_chunks(args: argparse.Namespace) -> dict[str, Any]:
-    arm, c = _jtac(args)
-    out: dict[str, Any] = {}
     latency = np.random.default_rng(args.seed)
     offsets_s = CHUNK_SPACING_S * np.arange(CHUNK_POINTS)
-    try:
-        q0 = np.asarray(c.state.q_cmd)
-        with c.record(["q", "q_ref"]) as rec, c.stream() as stream:
-            start_s = stream.now()
 
-            def failed() -> bool:
-                return bool(c.hardware_error or arm.last_error)
+    def feed(c: Any, arm: Any, stream: Any, q0: np.ndarray, out: dict[str, Any]) -> None:
+        def wait_until(t_s: float) -> None:
+            while stream.now() < t_s and not _failed(c, arm, out):
+                time.sleep(0.0005)
 
-            def wait_until(t_s: float) -> None:
-                while stream.now() < t_s and not failed():
-                    time.sleep(0.0005)
-
-            observe_s = start_s
-            while stream.now() - start_s < MOVE_S + HOLD_S and not failed():
-                wait_until(observe_s)
-                observed_s = stream.now()
-                wait_until(observed_s + latency.uniform(*CHUNK_LATENCY_S))
-                chunk = np.array([quintic(q0, observed_s - start_s + o) for o in offsets_s])
-                stream.send_chunk(offsets_s, chunk, observed_at_s=observed_s)
-                observe_s = observed_s + CHUNK_PERIOD_S
-            if failed():
-                out.update(error=c.hardware_error or arm.last_error, error_t_ns=time.monotonic_ns())
-            out.update(chunks=stream.chunks_taken, brakes=stream.brakes, stale=stream.stale_chunks)
-        data = rec.data()
-        error = c.hardware_error or arm.last_error
-        if error and "error" not in out:
-            out.update(error=error, error_t_ns=time.monotonic_ns())
+        start_s = observe_s = stream.now()
+        while stream.now() - start_s < MOVE_S + HOLD_S and not _failed(c, arm, out):
+            wait_until(observe_s)
+            observed_s = stream.now()
+            wait_until(observed_s + latency.uniform(*CHUNK_LATENCY_S))
+            chunk = np.array([quintic(q0, observed_s - start_s + o) for o in offsets_s])
+            stream.send_chunk(offsets_s, chunk, observed_at_s=observed_s)
+            observe_s = observed_s + CHUNK_PERIOD_S
         out.update(
-            outcome=error if error else f"{out['chunks']} chunks, {out['stale']} stale",
-            peak_tracking_mrad=float(np.abs(data["q_ref"] - data["q"]).max()) * 1e3
-            if len(data["q"])
-            else None,
-            timing=_timing(c),
+            chunks=stream.chunks_taken,
+            brakes=stream.brakes,
+            stale=stream.stale_chunks,
+            sent=f"{stream.chunks_taken} chunks, {stream.stale_chunks} stale",
         )
-    finally:
-        c.stop()
-    if out.get("error"):
-        out.update(_recover_jtac(args, arm))
-    else:
-        arm.close()
-    return out
+
+    return _streamed(args, feed)
 
 
 WORKERS = {"bare": work_bare, "goal": work_goal, "stream": work_stream, "chunks": work_chunks}

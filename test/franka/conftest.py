@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from sim_server import PROBE_FLUSH_S, ProbeEvent, parse_faults, read_probe
+from sim_server import PROBE_FLUSH_S, ProbeEvent, parse_faults, publication_ratio, read_probe
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_SIM = Path(os.environ.get("JTAC_VENV_SIM", ROOT / ".venv-sim"))
@@ -355,9 +355,30 @@ def franka_robot(franka_sim):
     # test's `franka_sim` waits for that, and restarts the server if something still holds it.
 
 
+# Below this share of its 1 kHz cycle (states sent per millisecond of this machine's clock, lost ones
+# included) franka-sim was not running in real time: on a quiet machine it sends 0.95–0.98 per ms; on a
+# machine whose CPU is taken away (another VM, a build) it fell to 0.6, its cycles stretched, and
+# timing-sensitive checks of the harness and of jtac failed with it. A robot's cycle never stretches.
+MIN_PUBLICATION_RATIO = 0.9
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
+    dedicated = getattr(item, "franka_sim_dedicated", None)
+    if report.failed and call.when == "call" and dedicated is not None and dedicated.probe_path is not None:
+        # A failure while franka-sim itself fell behind real time is inconclusive: reported as skipped
+        # with the figure (and the failure's text), never as a pass.
+        ratio = publication_ratio(dedicated.probe_events())
+        if ratio is not None and ratio < MIN_PUBLICATION_RATIO:
+            reason = (
+                f"inconclusive: franka-sim sent {ratio:.2f} states per ms during the test (below "
+                f"{MIN_PUBLICATION_RATIO}: this machine did not run it in real time); the failure was: "
+                f"{call.excinfo.exconly()[:300] if call.excinfo else report.longreprtext[:300]}"
+            )
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, reason)
+            return report
     if report.failed:
         pool = getattr(item, "funcargs", {}).get("franka_sim_pool")
         servers = list(pool.servers.values()) if pool else []

@@ -341,6 +341,16 @@ def move_to_first_command_ms(events: list[ProbeEvent]) -> list[MoveStart]:
     return out
 
 
+def publication_ratio(events: list[ProbeEvent]) -> float | None:
+    """The states franka-sim sent (lost ones included) per millisecond of this machine's clock over the
+    probe's span: 1.0 when it kept its 1 kHz cycle, less when this machine could not run it in real
+    time (its cycles stretch; a real robot's never do). None with fewer than two states."""
+    t_ns = [e.t_ns for e in events if e.event == "state"]
+    if len(t_ns) < 2 or t_ns[-1] <= t_ns[0]:
+        return None
+    return (len(t_ns) - 1) / ((t_ns[-1] - t_ns[0]) / 1e6)
+
+
 def commands_lost(events: list[ProbeEvent]) -> list[MotionCycles]:
     """Per motion, the 1 ms cycles after its first command that no command answered in time, counted
     the way franka-sim's CommConstraintTracker counts them (franka_sim/comm_constraints.py):
