@@ -1,4 +1,4 @@
-// The asynchronous hardware interface (shared/seeds/000_*): a real-time thread owns the device's
+// The asynchronous hardware interface: a real-time thread owns the device's
 // packet loop, and the controller only ever touches two lock-free buffers, so a slow or jittery
 // controller (or Python) never delays a robot packet.
 //

@@ -1,8 +1,8 @@
 // Rate matching between a controller that runs at its own rate (1 kHz down to 125 Hz, jittered) and
 // a device that takes one command per 1 ms packet; and the final jerk/acceleration/velocity limiter.
-// Both are pure: no threads, no clocks, no allocation, nothing throws (shared/seeds/000_*, and the
-// rate-matching table of shared/notes/franka.md: ramp with the measured velocity, anchor on the
-// robot's echoed q_d, time the feed-forward out, finish with a limiter with margin).
+// Both are pure: no threads, no clocks, no allocation, nothing throws. The recipe: ramp with the
+// measured velocity, anchor on the robot's echoed q_d, time the feed-forward out, finish with a
+// limiter with margin (franka_hw/README.md).
 //
 // Time. The position-domain reference advances by exactly one device period per packet: every
 // RateMatcher::next() and MotionLimiter::step() is one period, whatever the host clock or the
