@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from jtac_py import _native, parameters, robots
+from jtac_py import _native, laws, parameters, robots
 from jtac_py import config as jtac_config
 from jtac_py.hardware import FrankaArm, SimulatedArm
 
@@ -693,6 +693,13 @@ class Controller:
         self._tares: dict[int, concurrent.futures.Future[TareResult]] = {}
         self._recordings: list[Recording] = []
         self._stream: Stream | None = None
+        # A compiled custom law in force (use_law), its native side, and every law the loop has held:
+        # the loop may call a law's code until the cycle after the switch away, so none is freed.
+        self._law: laws.CompiledLaw | None = None
+        self._native_law: Any = None
+        self._laws_used: list[Any] = []
+        self._law_error: str | None = None
+        self._law_error_logged = False
         self._started = False
         self._pump_stop = threading.Event()
         self._pump_thread: threading.Thread | None = None
@@ -797,6 +804,8 @@ class Controller:
             recording.stop()
         if self._stream is not None:
             self._stream.close()  # the next start() runs trajectory execution again
+        if self._law is not None:
+            self.use_law(None)
         self._started = False
 
     def __enter__(self) -> Controller:
@@ -913,6 +922,8 @@ class Controller:
         with self._lock:
             if self._stream is not None:
                 raise RuntimeError("a stream is already open: close it first")
+            if self._law is not None:
+                raise RuntimeError(f"a custom law is in use ({self._law.name}): call use_law(None) first")
             compliance: dict[str, Any] = {}
             if admittance is not None or thresholds is not None or joint_damping_per_s:
                 if isinstance(admittance, Mapping):
@@ -945,6 +956,91 @@ class Controller:
             if self._stream is stream:
                 self._loop.use_law(None)
                 self._stream = None
+
+    def use_law(
+        self, law: laws.CompiledLaw | None, params: Sequence[float] | np.ndarray | None = None
+    ) -> None:
+        """Switches the loop to a custom control law compiled by ``jtac_py.laws.compile()``, at the next
+        controller cycle boundary; ``use_law(None)`` returns to trajectory execution (the JTAC).
+
+        A goal still running ends ABORTED (INVALID_STATE) at the switch; goals are refused (INVALID_STATE)
+        while the law is in use, as while a stream is open. The law starts from the robot's command, with
+        its memory zeroed and `params` (default: the law's current set, ``law.params``); the TCP pose and
+        Jacobian it sees are those of this controller's URDF (base_frame to the robot's TCP frame).
+
+        A law that returns a non-zero code, commands a non-finite value or raises stops the arm in minimum
+        time (``stop_accelerations``) and holds it: ``law_error`` says why (logged too; it stays after
+        use_law(None), the next use_law(law) clears it). RuntimeError while a stream is open; ValueError
+        for params of the wrong size or non-finite (naming index and value)."""
+        self._require_started()
+        with self._lock:
+            if law is None:
+                if self._law is not None:
+                    self._law_error = self.law_error
+                    self._loop.use_law(None)
+                    self._law._native = None
+                    self._law = None
+                    self._native_law = None
+                return
+            if not isinstance(law, laws.CompiledLaw):
+                raise TypeError(
+                    f"use_law: expected a jtac_py.laws.CompiledLaw or None, got {type(law).__name__}"
+                )
+            if self._stream is not None:
+                raise RuntimeError("use_law: a stream is open (Controller.stream()): close it first")
+            values = law.params if params is None else laws._as_params(params, law.n_params, law.name)
+            spec = robots.robot_spec(self.hardware.robot)
+            native = _native.CallbackLaw(
+                law.address,
+                name=law.name,
+                num_params=law.n_params,
+                num_memory=law.n_memory,
+                params=values,
+                stop_accelerations_rad_s2=list(self._values["stop_accelerations"]),
+                urdf_xml=self.hardware.urdf_xml,
+                base_frame=self._values["base_frame"],
+                joint_names=self.joint_names,
+                tcp_frame=spec.tcp_frame,
+            )
+            if self._law is not None:
+                self._law._native = None
+            law.params = values
+            law._native = native
+            self._laws_used.append((law, native))
+            self._loop.use_law(native)
+            self._law = law
+            self._native_law = native
+            self._law_error = None
+            self._law_error_logged = False
+
+    @property
+    def law(self) -> laws.CompiledLaw | None:
+        """The custom law in use (use_law), None while the JTAC runs."""
+        return self._law
+
+    @property
+    def law_error(self) -> str | None:
+        """Why the custom law stopped the arm (the law's function name, its code, or the joint and the
+        non-finite value it commanded), None while it runs without error. Kept after use_law(None) until
+        the next use_law()."""
+        if self._native_law is not None:
+            error = self._native_law.error
+            return None if error is None else str(error["message"])
+        return self._law_error
+
+    @property
+    def law_calls(self) -> dict[str, float]:
+        """The custom law's calls and the time spent in its function (steady clock around each call):
+        {calls, mean_ns, max_ns}; empty while none is in use."""
+        native = self._native_law
+        if native is None:
+            return {}
+        calls = int(native.calls)
+        return {
+            "calls": calls,
+            "mean_ns": native.call_ns_total / calls if calls else math.nan,
+            "max_ns": float(native.call_ns_max),
+        }
 
     def cancel(self) -> None:
         """Cancels every goal not finished yet (each stops in minimum time; results follow)."""
@@ -1175,6 +1271,14 @@ class Controller:
             message = "a stream is open (Controller.stream()): close it before sending goals"
             handle._resolve(GoalResult(ResultCode.INVALID_STATE, message, 0))
             return handle
+        if self._law is not None:
+            handle = GoalHandle(self, 0)
+            message = f"a custom law is in use ({self._law.name}): call use_law(None) before sending goals"
+            error = self.law_error
+            if error:
+                message = f"{message}; {error}"
+            handle._resolve(GoalResult(ResultCode.INVALID_STATE, message, 0))
+            return handle
         # Holding the lock from submission to registration: the pump must not see this goal's events
         # (a goal can end within a cycle: stitched away, or aborted at once) before its handle exists.
         with self._lock:
@@ -1245,6 +1349,9 @@ class Controller:
                         recording._append(chunk)
             for event in self._core.poll_events():
                 self._on_event(event)
+            if self._native_law is not None and not self._law_error_logged and self._native_law.failed:
+                self._law_error_logged = True
+                _log.error("custom law stopped the arm: %s", self.law_error)
 
     def _on_event(self, event: Any) -> None:
         self.events.append(event)

@@ -59,11 +59,12 @@ mkdir -p "$BUILD"
 STAMP="$VENV/.jtac-requirements.sha256"
 want=$(sha256sum requirements.txt | cut -d' ' -f1)
 if [ -n "$DEMO_ONLY" ]; then
-  # The demo needs neither the ROS 2 wheels nor the test and lint tools: every other pin of
+  # The demo needs neither the ROS 2 wheels, nor the test and lint tools, nor Numba (Python control
+  # laws, jtac_py.laws imports it when a law is compiled): every other pin of
   # requirements.txt (a full setup installs the rest into the same venv).
-  step "3/5 pinned wheels the demo needs (requirements.txt, no ROS, no test tools)"
+  step "3/5 pinned wheels the demo needs (requirements.txt, no ROS, no test tools, no Numba)"
   DEMO_REQS="$BUILD/requirements-demo.txt"
-  grep -vE '^(ros-jazzy-|catkin-pkg|pytest|hypothesis|ruff|clang-format)' requirements.txt > "$DEMO_REQS"
+  grep -vE '^(ros-jazzy-|catkin-pkg|pytest|hypothesis|ruff|clang-format|numba|llvmlite)' requirements.txt > "$DEMO_REQS"
   DEMO_STAMP="$VENV/.jtac-requirements-demo.sha256"
   want_demo=$(sha256sum "$DEMO_REQS" | cut -d' ' -f1)
   if [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ] || [ "$(cat "$DEMO_STAMP" 2>/dev/null)" = "$want_demo" ]; then

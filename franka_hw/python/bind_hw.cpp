@@ -17,8 +17,10 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@
 #include "franka_hw/async_interface.hpp"
 #include "franka_hw/device.hpp"
 #include "franka_hw/mujoco_device.hpp"
+#include "jtac_loop/callback_law.hpp"
 #include "jtac_loop/control_loop.hpp"
 #include "jtac_loop/stream_law.hpp"
 
@@ -634,6 +637,98 @@ void bind_hw(py::module_& m) {
       .def_property_readonly("stop_code", &jtac::hw::StreamLaw::stop_code,
                              "Why a compliant stream stopped (a ResultCode; SUCCESSFUL while it has not)");
 
+  py::class_<jtac::hw::CallbackLaw>(m, "CallbackLaw",
+                                    "A control law behind a C function pointer (ControlLoop.use_law); "
+                                    "jtac_loop/callback_law.hpp")
+      .def(py::init([](std::uintptr_t address, const std::string& name, int num_params, int num_memory,
+                       const std::optional<InputArray>& params,
+                       const std::optional<InputArray>& stop_accelerations, const std::string& urdf_xml,
+                       const std::string& base_frame, const std::vector<std::string>& joint_names,
+                       const std::string& tcp_frame) {
+             jtac::hw::CallbackLawConfig config;
+             config.name = name;
+             // The address of a function with the C ABI of CallbackLawFunction (a Numba cfunc's
+             // `address`, or reference_law_address()).
+             config.function = reinterpret_cast<jtac::hw::CallbackLawFunction>(address);
+             config.num_params = num_params;
+             config.num_memory = num_memory;
+             if (params) {
+               config.params.assign(params->data(), params->data() + params->size());
+             }
+             if (stop_accelerations) {
+               config.stop_accelerations_rad_s2 = fixed<7>(*stop_accelerations, "stop_accelerations_rad_s2");
+             }
+             config.urdf_xml = urdf_xml;
+             config.base_frame = base_frame;
+             config.joint_names = joint_names;
+             config.tcp_frame = tcp_frame;
+             return std::make_unique<jtac::hw::CallbackLaw>(config);
+           }),
+           py::arg("address"), py::kw_only(), py::arg("name"), py::arg("num_params"), py::arg("num_memory"),
+           py::arg("params") = py::none(), py::arg("stop_accelerations_rad_s2") = py::none(),
+           py::arg("urdf_xml") = "", py::arg("base_frame") = "",
+           py::arg("joint_names") = std::vector<std::string>{}, py::arg("tcp_frame") = "",
+           "`address`: a C function with the law ABI, which must stay loaded while the law exists. "
+           "ValueError naming the field for a bad configuration; without urdf_xml the law sees an identity "
+           "TCP pose and a zero Jacobian")
+      .def(
+          "set_params",
+          [](jtac::hw::CallbackLaw& law, const InputArray& params) {
+            if (params.ndim() != 1) {
+              throw std::invalid_argument("law '" + law.name() + "': params must be 1-D, got " +
+                                          std::to_string(params.ndim()) + " dimensions");
+            }
+            const std::string message = law.set_params(
+                std::span<const double>(params.data(), static_cast<std::size_t>(params.size())));
+            if (!message.empty()) {
+              throw std::invalid_argument(message);
+            }
+          },
+          py::arg("params"),
+          "New parameters, taken at the next cycle boundary; ValueError naming index and value")
+      .def_property_readonly("failed", &jtac::hw::CallbackLaw::failed,
+                             "True once the law failed in this activation (the arm stops, then holds)")
+      .def_property_readonly(
+          "error",
+          [](const jtac::hw::CallbackLaw& law) -> py::object {
+            const jtac::hw::CallbackLawError e = law.error();
+            if (!e.failed) {
+              return py::none();
+            }
+            py::dict d;
+            d["message"] = std::string(e.message.data(), strnlen(e.message.data(), e.message.size()));
+            d["code"] = e.code;
+            d["joint"] = e.joint;
+            d["value"] = e.value;
+            d["time"] = e.time_s;
+            return d;
+          },
+          "None, or why the law stopped: {message, code, joint (-1: none), value, time [s]}")
+      .def_property_readonly("name", &jtac::hw::CallbackLaw::name)
+      .def_property_readonly("num_params", &jtac::hw::CallbackLaw::num_params)
+      .def_property_readonly("num_memory", &jtac::hw::CallbackLaw::num_memory)
+      .def_property_readonly("calls", &jtac::hw::CallbackLaw::calls)
+      .def_property_readonly("call_ns_total", &jtac::hw::CallbackLaw::call_ns_total,
+                             "Time spent in the law's function so far [ns]")
+      .def_property_readonly("call_ns_max", &jtac::hw::CallbackLaw::call_ns_max,
+                             "Longest call of the law's function [ns]")
+      .def_property_readonly("params_taken", &jtac::hw::CallbackLaw::params_taken,
+                             "Parameter sets the controller thread has taken");
+  m.def(
+      "reference_law_address",
+      [](const std::string& name) -> std::uintptr_t {
+        if (name == "sine") {
+          return reinterpret_cast<std::uintptr_t>(&jtac::hw::jtac_sine_law);
+        }
+        if (name == "joint_impedance") {
+          return reinterpret_cast<std::uintptr_t>(&jtac::hw::jtac_joint_impedance_law);
+        }
+        throw std::invalid_argument("reference_law_address: unknown law '" + name +
+                                    "' (sine, joint_impedance)");
+      },
+      py::arg("name"),
+      "The address of a C reference law (jtac_loop/callback_law.hpp): 'sine', 'joint_impedance'");
+
   py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")
       .def(py::init([](AsyncInterface& interface, jtac_python::Controller& controller, int update_rate_hz,
                        int fifo_priority, int cpu, std::int64_t record_capacity) {
@@ -683,6 +778,9 @@ void bind_hw(py::module_& m) {
           "use_law", [](ControlLoop& l, jtac::hw::StreamLaw* law) { l.use_law(law); },
           py::arg("law").none(true), py::keep_alive<1, 2>(),
           "Switches the control law at the next cycle (None: back to the JTAC controller)")
+      .def(
+          "use_law", [](ControlLoop& l, jtac::hw::CallbackLaw* law) { l.use_law(law); }, py::arg("law"),
+          py::keep_alive<1, 2>(), "Switches to a callback law at the next cycle")
       .def(
           "set_wrench_sources",
           [](ControlLoop& l, const std::vector<std::string>& sources) {

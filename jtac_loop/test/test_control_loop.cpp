@@ -15,6 +15,7 @@
 #include "franka_hw/async_interface.hpp"
 #include "franka_hw/mujoco_device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_loop/callback_law.hpp"
 #include "jtac_loop/control_loop.hpp"
 #include "jtac_loop/stream_law.hpp"
 #include "jtac_test_support.hpp"
@@ -129,6 +130,42 @@ jtac::JtacGoal quintic(const JointArray& delta, double duration) {
 }
 
 constexpr JointArray kDelta = {0.3, -0.25, 0.2, 0.3, -0.3, 0.25, 0.4};
+
+// A callback law over the sine reference law on the FR3's kinematics: A = params[0] rad, ω = params[1]
+// rad/s on joint params[2].
+jtac::hw::CallbackLawConfig sine_law_config(double amplitude_rad, double omega_rad_s, int joint) {
+  jtac::hw::CallbackLawConfig config;
+  config.name = "sine";
+  config.function = &jtac::hw::jtac_sine_law;
+  config.num_params = 3;
+  config.num_memory = 9;
+  config.params = {amplitude_rad, omega_rad_s, static_cast<double>(joint)};
+  config.urdf_xml = jtac::test::read_text_file(JTAC_FR3_URDF);
+  config.base_frame = "fr3_link0";
+  config.joint_names = jtac::test::arm_joint_names("fr3");
+  config.tcp_frame = "fr3_tcp";
+  return config;
+}
+
+// The sine law that turns bad 1 s after its start: params[3] = 1 → NaN on joint 2's position,
+// params[3] = 2 → returns code 7.
+int failing_sine_law(double time_s, double period_s, const double* q_rad, const double* dq_rad_s,
+                     const double* q_d_rad, const double* tau_ext_Nm, const double* wrench_N_Nm,
+                     const double* T_base_tcp, const double* jacobian, const double* params,
+                     std::int64_t /*num_params*/, double* memory, std::int64_t /*num_memory*/,
+                     double* q_cmd_rad, double* dq_cmd_rad_s) {
+  const int code =
+      jtac::hw::jtac_sine_law(time_s, period_s, q_rad, dq_rad_s, q_d_rad, tau_ext_Nm, wrench_N_Nm, T_base_tcp,
+                              jacobian, params, 3, memory, 9, q_cmd_rad, dq_cmd_rad_s);
+  if (time_s - memory[1] >= 1.0 - 1e-9) {
+    if (params[3] == 1.0) {
+      q_cmd_rad[2] = std::nan("");
+    } else if (params[3] == 2.0) {
+      return 7;
+    }
+  }
+  return code;
+}
 
 #ifndef JTAC_CONTROL_LOOP_NOALLOC
 
@@ -526,6 +563,178 @@ TEST(ControlLoop, AStreamedTargetAt125HzIsFollowedSmoothlyAndTheLawSwitchesBack)
   EXPECT_NE(rig.find(jtac::EventType::kGoalSucceeded, id), nullptr);
 }
 
+// A law behind a C function pointer: its command is what the loop records, exactly; new parameters
+// take effect at a cycle boundary; the TCP pose and Jacobian it sees are jtac_core's at the measured q.
+TEST(CallbackLaw, ItsCommandIsRecordedExactlyAndParamsChangeAtACycleBoundary) {
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::hw::CallbackLaw law(sine_law_config(0.1, 3.0, 3));
+  rig.loop->use_law(&law);
+  rig.loop->start_recording();
+  rig.run(1.0);
+  ASSERT_EQ(law.set_params(std::vector<double>{0.05, 3.0, 3.0}), "");
+  rig.run(0.5);
+  std::vector<CycleRecord> rows;
+  rig.loop->drain(rows);
+  ASSERT_GT(rows.size(), 1400U);
+  const double t0 = rows[0].time_s;
+  const JointArray q0 = rows[0].q_cmd_rad;
+  double max_error = 0.0;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const double tau = rows[k].time_s - t0;
+    // The 1000 cycles before set_params ran with the first set, the next one takes the new set.
+    const double amplitude = k < 1000 ? 0.1 : 0.05;
+    max_error =
+        std::max(max_error, std::abs(rows[k].q_cmd_rad[3] - (q0[3] + amplitude * std::sin(3.0 * tau))));
+    EXPECT_EQ(rows[k].q_cmd_rad[0], q0[0]);
+    EXPECT_EQ(rows[k].mode, jtac::ControllerMode::kExecuting);
+  }
+  EXPECT_EQ(law.params_taken(), 1U);
+  EXPECT_LT(max_error, 1e-12);
+  EXPECT_EQ(law.set_params(std::vector<double>{0.05, 3.0}),
+            "law 'sine': set_params got 2 values, num_params is 3");
+  EXPECT_NE(law.set_params(std::vector<double>{0.05, std::nan(""), 3.0}).find("params[1] is nan"),
+            std::string::npos);
+  EXPECT_FALSE(law.failed());
+  EXPECT_EQ(law.calls(), rows.size());
+}
+
+TEST(CallbackLaw, TheLawSeesTheTcpPoseAndJacobianOfTheMeasuredPosition) {
+  static std::array<double, 16> pose{};
+  static std::array<double, 42> jacobian{};
+  static JointArray q{};
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::hw::CallbackLawConfig config = sine_law_config(0.0, 0.0, 0);
+  config.function = [](double, double, const double* q_rad, const double*, const double* q_d_rad,
+                       const double*, const double*, const double* T_base_tcp, const double* J, const double*,
+                       std::int64_t, double*, std::int64_t, double* q_cmd_rad, double*) -> int {
+    std::copy(T_base_tcp, T_base_tcp + 16, pose.begin());
+    std::copy(J, J + 42, jacobian.begin());
+    std::copy(q_rad, q_rad + 7, q.begin());
+    std::copy(q_d_rad, q_d_rad + 7, q_cmd_rad);
+    return 0;
+  };
+  jtac::hw::CallbackLaw law(config);
+  rig.loop->use_law(&law);
+  rig.run(0.1);
+  jtac::Kinematics kinematics;
+  kinematics.configure(config.urdf_xml, "fr3_link0", config.joint_names);
+  jtac::JointVector qv(7);
+  for (int j = 0; j < 7; ++j) {
+    qv[j] = q[static_cast<std::size_t>(j)];
+  }
+  Eigen::Isometry3d T;
+  jtac::Jacobian J(6, 7);
+  ASSERT_EQ(kinematics.forward_and_jacobian(qv, kinematics.frame_index("fr3_tcp"), T, J),
+            jtac::KinematicsStatus::kOk);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_NEAR(pose[static_cast<std::size_t>(4 * r + c)], T.matrix()(r, c), 1e-12);
+    }
+  }
+  for (int r = 0; r < 6; ++r) {
+    for (int c = 0; c < 7; ++c) {
+      EXPECT_NEAR(jacobian[static_cast<std::size_t>(7 * r + c)], J(r, c), 1e-12);
+    }
+  }
+  EXPECT_GT(pose[11], 0.3);  // the TCP is above the base at home [m]
+}
+
+// A law that commands NaN (or returns a code) 1 s into a swing: the arm stops in minimum time within
+// the stop accelerations, then holds; the error names the law, the joint and the value (or the code).
+class CallbackLawFailure : public ::testing::TestWithParam<int> {};
+
+TEST_P(CallbackLawFailure, StopsTheArmInMinimumTimeAndSaysWhy) {
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::hw::CallbackLawConfig config = sine_law_config(0.2, 4.0, 2);
+  config.name = "failing_sine";
+  config.function = &failing_sine_law;
+  config.num_params = 4;
+  config.params.push_back(GetParam());
+  jtac::hw::CallbackLaw law(config);
+  rig.loop->use_law(&law);
+  rig.loop->start_recording();
+  rig.run(2.5);
+  std::vector<CycleRecord> rows;
+  rig.loop->drain(rows);
+  ASSERT_TRUE(law.failed());
+  const jtac::hw::CallbackLawError e = law.error();
+  const std::string message(e.message.data());
+  EXPECT_NEAR(e.time_s - rows[0].time_s, 1.0, 1e-9);
+  if (GetParam() == 1) {
+    EXPECT_EQ(e.joint, 2);
+    EXPECT_TRUE(std::isnan(e.value));
+    EXPECT_EQ(message.rfind("law 'failing_sine' commanded a non-finite value at t = ", 0), 0U) << message;
+    EXPECT_NE(message.find("joint 2 (fr3_joint3) = nan"), std::string::npos) << message;
+  } else {
+    EXPECT_EQ(e.code, 7);
+    EXPECT_NE(message.find("law 'failing_sine' returned error code 7"), std::string::npos) << message;
+  }
+  // Every command is finite; from the failure on the velocity shrinks at ≤ 5 rad/s² to rest.
+  double speed_at_failure = 0.0;
+  double rest_time = -1.0;
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    for (std::size_t j = 0; j < 7; ++j) {
+      ASSERT_TRUE(std::isfinite(rows[k].q_cmd_rad[j]) && std::isfinite(rows[k].dq_cmd_rad_s[j]));
+    }
+    if (rows[k].time_s < e.time_s - 1e-9) {
+      continue;
+    }
+    const double dv = std::abs(rows[k].dq_cmd_rad_s[2] - rows[k - 1].dq_cmd_rad_s[2]);
+    if (rows[k].time_s > e.time_s + 1e-9) {
+      EXPECT_LE(dv, 5.0 * 0.001 + 1e-9) << "at " << rows[k].time_s;
+    } else {
+      speed_at_failure = std::abs(rows[k - 1].dq_cmd_rad_s[2]);
+    }
+    if (rest_time < 0.0 && rows[k].dq_cmd_rad_s[2] == 0.0) {
+      rest_time = rows[k].time_s;
+    }
+  }
+  EXPECT_GT(speed_at_failure, 0.1);
+  EXPECT_NEAR(rest_time - e.time_s, speed_at_failure / 5.0, 0.002);
+  EXPECT_EQ(rows.back().mode, jtac::ControllerMode::kIdle);
+  EXPECT_EQ(law.calls(), 1001U);  // not called after the failure
+  // Back to the JTAC, then the law again with a set that does not fail: a new activation clears it.
+  rig.loop->use_law(nullptr);
+  rig.run(0.05);
+  EXPECT_EQ(rig.snap().mode, jtac::ControllerMode::kIdle);
+  ASSERT_EQ(law.set_params(std::vector<double>{0.2, 4.0, 2.0, 0.0}), "");
+  rig.loop->use_law(&law);
+  rig.run(0.05);
+  EXPECT_FALSE(law.failed());
+  EXPECT_EQ(rig.snap().mode, jtac::ControllerMode::kExecuting);
+}
+
+INSTANTIATE_TEST_SUITE_P(NanAndCode, CallbackLawFailure, ::testing::Values(1, 2));
+
+TEST(CallbackLaw, RejectsABadConfigurationNamingTheField) {
+  jtac::hw::CallbackLawConfig config = sine_law_config(0.1, 1.0, 0);
+  config.function = nullptr;
+  EXPECT_THROW(jtac::hw::CallbackLaw{config}, std::invalid_argument);
+  config = sine_law_config(0.1, 1.0, 0);
+  config.params = {0.1, std::nan("")};
+  config.num_params = 2;
+  try {
+    jtac::hw::CallbackLaw law(config);
+    ADD_FAILURE();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("params[1] is nan"), std::string::npos) << e.what();
+  }
+  config = sine_law_config(0.1, 1.0, 0);
+  config.stop_accelerations_rad_s2[4] = 0.0;
+  try {
+    jtac::hw::CallbackLaw law(config);
+    ADD_FAILURE();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fr3_joint5"), std::string::npos) << e.what();
+  }
+  config = sine_law_config(0.1, 1.0, 0);
+  config.tcp_frame = "no_such_frame";
+  EXPECT_THROW(jtac::hw::CallbackLaw{config}, std::invalid_argument);
+}
+
 // Real time: both threads run for a moment; asserts only that cycles ran and a snapshot came.
 TEST(ControlLoop, RealTimeSmoke) {
   Rig rig(500, ClockMode::kRealTime);
@@ -668,6 +877,40 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughACompliantStream) {
   EXPECT_EQ(stream.stop_code(), jtac::ResultCode::kSuccessful);
   EXPECT_GT(max_offset_rad, 1e-3);  // the push moved the joints through the admittance
   EXPECT_FALSE(rig.controller.external_active());
+}
+
+// A callback law through its switch in, new parameters every 100 ms, a failure (the minimum-time stop
+// and the error message) and the switch back: neither the writer side nor the cycle allocates.
+TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughACallbackLaw) {
+  Rig rig(1000);
+  rig.run(0.05);
+  jtac::hw::CallbackLawConfig config = sine_law_config(0.1, 3.0, 3);
+  config.name = "failing_sine";
+  config.function = &failing_sine_law;
+  config.num_params = 4;
+  config.params.push_back(1.0);  // NaN 1 s after the start
+  jtac::hw::CallbackLaw law(config);
+  std::vector<double> params = config.params;
+  int failures = 0;
+  const auto allocations = jtac::test::count_allocations([&] {
+    rig.loop->use_law(&law);
+    for (int i = 0; i < 2000; ++i) {
+      if (i % 100 == 50) {
+        params[0] = 0.1 + 1e-4 * i;
+        failures += law.set_params(params).empty() ? 0 : 1;
+      }
+      failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
+    }
+    rig.loop->use_law(nullptr);
+    for (int i = 0; i < 20; ++i) {
+      failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
+    }
+  });
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(failures, 0);
+  EXPECT_TRUE(law.calls() > 900U && law.calls() < 1100U) << law.calls();
+  EXPECT_GE(law.params_taken(), 9U);
+  EXPECT_TRUE(law.failed());  // the failure (stop and message) ran under the counter too
 }
 
 #endif
