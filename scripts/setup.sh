@@ -111,7 +111,8 @@ else
   cmake --build "$BUILD/ros" > "$BUILD/ros-build.log" 2>&1 || { tail -50 "$BUILD/ros-build.log"; exit 1; }
   cmake --install "$BUILD/ros" > "$BUILD/ros-install.log" 2>&1 || { tail -50 "$BUILD/ros-install.log"; exit 1; }
   "$PY" -c "from jtac.action import FollowJointTrajectoryWithAdmittance; from control_msgs.action import FollowJointTrajectory" \
-    && echo "    jtac.action, jtac.msg and control_msgs import from the venv"
+    || { echo "ROS interfaces: built, but jtac/control_msgs do not import from $VENV (see $BUILD/ros-configure.log)" >&2; exit 1; }
+  echo "    jtac.action, jtac.msg and control_msgs import from the venv"
 fi
 done_step
 
