@@ -26,7 +26,7 @@ double parabola_slope(double x0, double y0, double x1, double y1, double x2, dou
 // points (x[k], y[k]) (Newton's divided differences; n = 1 gives 0 and 0, n = 2 a line).
 void newton_derivatives(const double* x, const double* y, int n, double& slope, double& curvature) noexcept {
   double dd[4] = {0.0, 0.0, 0.0, 0.0};  // the divided differences f[x0..xk]
-  double work[4];
+  double work[4] = {0.0, 0.0, 0.0, 0.0};
   for (int k = 0; k < n; ++k) {
     work[k] = y[k];
   }
