@@ -249,23 +249,7 @@ void CallbackLaw::fail(double time_s, int code, int joint, double value, bool me
 }
 
 void CallbackLaw::fill_output(const DeviceState& state, LawOutput& out) const noexcept {
-  out.q_cmd_rad = q_cmd_;
-  out.dq_cmd_rad_s = dq_cmd_;
-  out.q_ref_rad = q_cmd_;
-  out.dq_ref_rad_s = dq_cmd_;
-  for (std::size_t j = 0; j < out.error_rad.size(); ++j) {
-    out.error_rad[j] = q_cmd_[j] - state.q_rad[j];
-  }
-  out.joint_offset_rad = {};
-  // No F/T pipeline: the device's reading, unprocessed, as tip 0's raw and filtered wrench.
-  out.num_tips = state.has_wrench ? 1 : 0;
-  out.wrench_raw_N_Nm = {};
-  out.wrench_filtered_N_Nm = {};
-  out.wrench_control_N_Nm = {};
-  if (state.has_wrench) {
-    out.wrench_raw_N_Nm[0] = state.wrench_sensor_N_Nm;
-    out.wrench_filtered_N_Nm[0] = state.wrench_sensor_N_Nm;
-  }
+  fill_plain_output(state, q_cmd_, dq_cmd_, out);
   out.goal_id = 0;
   out.time_scale = 1.0;
   out.trajectory_time_s = 0.0;

@@ -153,4 +153,24 @@ UpdateStatus JtacLaw::update_external(const DeviceState& state, double time_s, d
   return status;
 }
 
+void fill_plain_output(const DeviceState& state, const JointArray& q_cmd_rad, const JointArray& dq_cmd_rad_s,
+                       LawOutput& out) noexcept {
+  out.q_cmd_rad = q_cmd_rad;
+  out.dq_cmd_rad_s = dq_cmd_rad_s;
+  out.q_ref_rad = q_cmd_rad;
+  out.dq_ref_rad_s = dq_cmd_rad_s;
+  for (std::size_t j = 0; j < out.error_rad.size(); ++j) {
+    out.error_rad[j] = q_cmd_rad[j] - state.q_rad[j];
+  }
+  out.joint_offset_rad = {};
+  out.num_tips = state.has_wrench ? 1 : 0;
+  out.wrench_raw_N_Nm = {};
+  out.wrench_filtered_N_Nm = {};
+  out.wrench_control_N_Nm = {};
+  if (state.has_wrench) {
+    out.wrench_raw_N_Nm[0] = state.wrench_sensor_N_Nm;
+    out.wrench_filtered_N_Nm[0] = state.wrench_sensor_N_Nm;
+  }
+}
+
 }  // namespace jtac::hw

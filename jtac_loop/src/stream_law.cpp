@@ -112,23 +112,7 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double p
 
 void StreamLaw::fill_plain(const DeviceState& state, LawOutput& out) noexcept {
   q_cmd_ = sample_.q_rad;
-  out.q_cmd_rad = sample_.q_rad;
-  out.dq_cmd_rad_s = sample_.dq_rad_s;
-  out.q_ref_rad = sample_.q_rad;
-  out.dq_ref_rad_s = sample_.dq_rad_s;
-  for (std::size_t j = 0; j < out.error_rad.size(); ++j) {
-    out.error_rad[j] = q_cmd_[j] - state.q_rad[j];
-  }
-  out.joint_offset_rad = {};
-  // No F/T pipeline: the device's reading, unprocessed, as tip 0's raw and filtered wrench.
-  out.num_tips = state.has_wrench ? 1 : 0;
-  out.wrench_raw_N_Nm = {};
-  out.wrench_filtered_N_Nm = {};
-  out.wrench_control_N_Nm = {};
-  if (state.has_wrench) {
-    out.wrench_raw_N_Nm[0] = state.wrench_sensor_N_Nm;
-    out.wrench_filtered_N_Nm[0] = state.wrench_sensor_N_Nm;
-  }
+  fill_plain_output(state, sample_.q_rad, sample_.dq_rad_s, out);
 }
 
 }  // namespace jtac::hw

@@ -80,6 +80,12 @@ class ControlLaw {
   ControlLaw& operator=(const ControlLaw&) = default;
 };
 
+/// The output of a law without an F/T pipeline: the command (q_cmd_rad, dq_cmd_rad_s) is also the
+/// reference, the error is command − measured, no joint offset, and the device's wrench reading,
+/// unprocessed, is tip 0's raw and filtered wrench. Real-time safe.
+void fill_plain_output(const DeviceState& state, const JointArray& q_cmd_rad, const JointArray& dq_cmd_rad_s,
+                       LawOutput& out) noexcept;
+
 /// The composed JTAC controller (trajectory engine + F/T pipeline + admittance) as a control law.
 /// Each tip's raw wrench comes from its WrenchSource: by default the device's F/T reading feeds
 /// tip 0 and the other tips read external sensors (feed_wrench(); zero until the first reading).
