@@ -28,13 +28,18 @@
 // stamp + delay, delay = the sender's interval (smoothed over the stamps) + 3 × the smoothed absolute
 // deviation of the intervals (the sender's jitter) + one controller period (a target can reach the
 // loop a cycle after it was sent): the next target then normally arrives before the command reaches
-// the previous one. The delay is measured over a stream's first four intervals and then held (it
-// grows only by the lateness of a target that came after the command had passed the one before):
-// a constant shift keeps every target's position at its own time. Each target's knot takes its velocity and
-// acceleration from the cubic through it and the three targets before it (or its own velocity when given),
-// fixed once appended, so a jittered 125 Hz sender yields a smooth command: a target's time is its stamp, not
-// its arrival. A target that would land in the past, or inside the future of a chunk, replaces the future
-// from the current state.
+// the previous one. The delay is measured over a stream's first four intervals. Afterwards every
+// target keeps its own time, stamp + delay, and the delay changes only as a smooth time warp: when a
+// target comes with less lead than an interval and a period (the sender's clock and the robot's
+// drift apart: franka-sim's stalls and catch-ups, a host-paced sender), the delay grows back to the
+// settled lead at a rate that ramps by 0.5 % per target, at most 10 % (the command plays the motion
+// up to 10 % slower meanwhile; the rate changes only while the command is on its knots). A target
+// that arrives after its place, or less than an interval before it, is not moved: the command, which
+// went on along the curve, joins this target's own continuation an interval later. Each target's knot takes
+// its velocity and acceleration from the cubic through it and the three targets before it (or its own
+// velocity when given), fixed once appended, so a jittered 125 Hz sender yields a smooth command: a target's
+// time is its stamp, not its arrival. Of two targets sent within a quarter interval the newer replaces the
+// older. A target inside the future of a chunk replaces the future from the current state.
 //
 // End of the future. After the last knot the command continues at constant acceleration for at most
 // `run_out_s`, waiting for the next input; then, or `timeout_s` after the last input arrived, or at a
@@ -156,6 +161,9 @@ class ChunkStream {
   std::uint64_t stale_chunks() const noexcept { return stale_chunks_.load(std::memory_order_relaxed); }
   /// Times the command began braking while it followed an input (timeout, run out, stale chunk).
   std::uint64_t brakes() const noexcept { return brakes_.load(std::memory_order_relaxed); }
+  /// Single targets that reached the loop after, or less than an interval before, their place: the
+  /// command went on along the curve and joins theirs an interval later.
+  std::uint64_t late_targets() const noexcept { return late_targets_.load(std::memory_order_relaxed); }
   /// The delay at which single targets are placed [s] (stamp + delay).
   double target_delay_s() const noexcept { return target_delay_s_.load(std::memory_order_relaxed); }
 
@@ -194,6 +202,13 @@ class ChunkStream {
   // Starts braking at `time_s` from the future's state there (no-op when it brakes earlier already).
   void brake_at(double time_s) noexcept;
   void update_interval(double stamp_s) noexcept;
+  // The delay a stream settles on: the sender's interval, 3 × its jitter and a controller period [s].
+  double settled_delay_s() const noexcept;
+  // Moves the delay towards a lead of settled_delay_s() when the target with `stamp_s` [s] came with
+  // less than an interval and a period of lead at `now_s` [s], at a rate that changes smoothly.
+  void adapt_delay(double stamp_s, double since_last_stamp_s, double now_s) noexcept;
+  void knot_derivatives(const Target& target, StreamKnot& knot) const noexcept;
+  void remember(const StreamKnot& knot) noexcept;
 
   ChunkStreamConfig config_;
   LatestValue<Chunk> chunks_;
@@ -226,14 +241,18 @@ class ChunkStream {
   double interval_s_ = 0.0;
   double jitter_s_ = 0.0;
   std::uint64_t intervals_ = 0;
-  // The delay follows the sender's interval and jitter for the first intervals of a stream, then stays
-  // fixed (a target's time is its stamp shifted by a constant: a varying shift would move targets
-  // against their positions, by delay change × speed, and a C² curve through them turns 1 µrad of
-  // that into ~100 rad/s³ at 8 ms spacing); it grows only when a target came after the command had
-  // passed the one before.
+  // The delay follows the sender's interval and jitter for the first intervals of a stream, then
+  // changes only slowly: a target's time is its stamp shifted by the delay, and a shift that jumped
+  // from one target to the next would move targets against their positions (by the jump × speed; a
+  // C² curve through them turns 1 µrad of that into ~100 rad/s³ at 8 ms spacing). It grows when
+  // targets come with too little lead, at a rate that ramps up and down (a smooth time warp).
   static constexpr int kSettlingIntervals = 4;
+  static constexpr double kWarpRateChange = 0.005;  // change of the warp rate per target [-]
+  static constexpr double kMaxWarp = 0.1;           // largest warp rate [s of delay per s of stamps]
   int intervals_since_restart_ = 0;
   double delay_s_ = 0.0;
+  double delay_goal_s_ = 0.0;
+  double warp_rate_ = 0.0;
 
   std::atomic<StreamState> state_{StreamState::kHolding};
   std::atomic<std::uint64_t> chunks_taken_{0};
@@ -242,6 +261,7 @@ class ChunkStream {
   std::atomic<std::uint64_t> stale_chunks_{0};
   std::atomic<std::uint64_t> brakes_{0};
   std::atomic<double> target_delay_s_{0.0};
+  std::atomic<std::uint64_t> late_targets_{0};
 };
 
 }  // namespace jtac::hw
