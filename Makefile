@@ -49,6 +49,7 @@ lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/clang-format --dry-run -Werror $(CPP_SOURCES)
 	$(PY) -m jtac_py.robots.generate --check
+	$(PY) -m jtac_py.parameters --check
 	$(PY) scripts/check_layers.py
 
 format:

@@ -1,6 +1,6 @@
 """Network faults between the robot and its client: a bare pylibfranka loop against jtac, on franka-sim.
 
-franka-sim 1.1.7 (test/franka/sim_server.py, enforcement ON: 20 lost cycles in a row abort with
+franka-sim 1.1.7 (tools/franka_sim/sim_server.py, enforcement ON: 20 lost cycles in a row abort with
 communication_constraints_violation, discontinuities with a reflex) runs with the harness's seeded
 fault injector on its UDP link and its robot-side probe, a fresh server for every run (the timed
 faults count from the run's first command; the probe holds that run alone). Cases:
@@ -45,6 +45,10 @@ to FIFO 99 and every worker puts it back. A benchmark, not a test: exit code 0 a
         [--clients bare,goal,stream] [--seed 1] [--limiter motion|ruckig] [--write-readme]
 
 Raw results (one JSON per run, the probe's JSON lines, logs) in build/bench/franka_faults/.
+
+The clients are in bench_franka_faults_workers.py; this script starts franka-sim for each run (through
+tools/franka_sim/franka_sim_harness.py), runs itself as the client (--worker CLIENT) and builds the
+table.
 """
 
 from __future__ import annotations
@@ -52,16 +56,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import faulthandler
-import gc
 import json
 import os
 import platform
 import re
-import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -69,22 +69,25 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS = ROOT / "test" / "franka"
-sys.path.insert(0, str(HARNESS))
+sys.path.insert(0, str(ROOT / "tools" / "franka_sim"))
+from bench_franka_faults_workers import (  # noqa: E402
+    CLIENT_FIFO,
+    RESULT_MARGIN_S,
+    UDP_TIMEOUT_S,
+    WORKERS,
+)
+from franka_sim_harness import SIM_PYTHON, FrankaSim, start_server  # noqa: E402
 from sim_server import commands_lost, move_to_first_command_ms, read_probe  # noqa: E402
 
-SIM_PYTHON = Path(os.environ.get("JTAC_VENV_SIM", ROOT / ".venv-sim")) / "bin" / "python"
-SIM_SERVER = HARNESS / "sim_server.py"
-SIM_MODEL = HARNESS / "fr3_nomesh.xml"
 OUT_DIR = ROOT / "build" / "bench" / "franka_faults"
 README = ROOT / "bench" / "README.md"
 README_SECTION = "## Network faults: a bare libfranka loop against jtac (bench_franka_faults.py)"
 README_BEGIN = "<!-- bench_franka_faults.py --write-readme: from here -->"
 README_END = "<!-- bench_franka_faults.py --write-readme: to here -->"
-FCI_PORT = 1337
-READY_TIMEOUT_S = 30.0
+# franka-sim's addresses: 127.<72 + 16k>.<pid-derived> (franka_sim_harness.candidate_ips), apart from
+# the tests' 127.10-21 and bench_franka_sim.py's 127.40.
+SECOND_OCTET = 72
 SERVER_FIFO = 50
-CLIENT_FIFO = 80
 WORKER_TIMEOUT_S = 60.0
 
 CASES = {
@@ -101,400 +104,9 @@ CLIENTS = {
     "stream": "jtac, 125 Hz stream",
     "chunks": "jtac, 10 Hz action chunks",
 }
-DELTA_RAD = np.array([0.2, -0.15, 0.15, 0.2, -0.2, 0.15, 0.3])  # as test/franka/test_jtac_on_franka_sim.py
-MOVE_S = 4.0  # the quintic's duration: the faults at 2 s hit it at its peak velocity
-HOLD_S = 0.5  # at rest at the end before the motion finishes
-RECOVERY_MOVE_S = 1.0  # the motion that proves a recovery
-UDP_TIMEOUT_S = 1.0  # libfranka's UDP receive timeout (Robot's default)
-RESULT_MARGIN_S = 0.05  # a dead link must end every pending goal within the timeout + this
-STREAM_HZ = 125
-# The chunks client: a policy observing every 100 ms, answering 50–150 ms later (uniform, seeded) with
-# 16 points 20 ms apart of the quintic from its observation on (bench/bench_policy_chunks.py's design c).
-CHUNK_POINTS, CHUNK_SPACING_S, CHUNK_PERIOD_S, CHUNK_LATENCY_S = 16, 0.02, 0.1, (0.05, 0.15)
-
-
-def quintic(q0: np.ndarray, t_s: float) -> np.ndarray:
-    """q0 → q0 + DELTA_RAD at rest in MOVE_S (jtac's Trajectory.quintic profile)."""
-    s = min(max(t_s / MOVE_S, 0.0), 1.0)
-    return q0 + DELTA_RAD * (10 * s**3 - 15 * s**4 + 6 * s**5)
-
-
-# ================================================================================ workers
-
-
-def _restore_policy() -> str:
-    """Puts the calling thread back to the worker's scheduling (libfranka's Robot() sets FIFO 99)."""
-    try:
-        was = os.sched_getparam(0).sched_priority if os.sched_getscheduler(0) == os.SCHED_FIFO else 0
-        if CLIENT_FIFO and os.environ.get("JTAC_BENCH_FIFO") == "1":
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(CLIENT_FIFO))
-        else:
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    except OSError:
-        return "unknown"
-    return f"SCHED_FIFO {was}" if was else "normal"
-
-
-def _repair_link(args: argparse.Namespace) -> None:
-    """Case (e): the link comes back (SIGUSR1 to the launcher) before recovery is tried."""
-    if args.case == "e":
-        os.kill(args.server_pid, signal.SIGUSR1)
-        time.sleep(0.01)
-
-
-def _attempt(action: Any) -> dict[str, Any]:
-    t0 = time.monotonic()
-    try:
-        detail = action()
-        return {"ok": True, "s": time.monotonic() - t0, "detail": detail}
-    except Exception as exc:
-        return {"ok": False, "s": time.monotonic() - t0, "error": f"{type(exc).__name__}: {exc}"}
-
-
-def _bare_motion(plf: Any, robot: Any, duration_s: float, track: bool) -> dict[str, Any]:
-    """The bare loop: the quintic by libfranka's Duration, then rest, then motion_finished."""
-    out: dict[str, Any] = {}
-    control = robot.start_joint_position_control(plf.ControllerMode.JointImpedance)
-    state, period = control.readOnce()
-    q0 = np.asarray(state.q_d)
-    t_s = 0.0
-    peak_rad = 0.0
-    gc.disable()
-    try:
-        while True:
-            t_s += period.to_sec()
-            command = plf.JointPositions(quintic(q0, t_s * MOVE_S / duration_s).tolist())
-            command.motion_finished = t_s >= duration_s + HOLD_S
-            control.writeOnce(command)
-            if command.motion_finished:
-                break
-            state, period = control.readOnce()
-            if track:
-                reference = quintic(q0, (t_s + period.to_sec()) * MOVE_S / duration_s)
-                peak_rad = max(peak_rad, float(np.abs(reference - np.asarray(state.q)).max()))
-    except Exception as exc:  # libfranka's ControlException / NetworkException: the run's outcome
-        out.update(error=f"{type(exc).__name__}: {exc}", error_t_ns=time.monotonic_ns())
-    finally:
-        gc.enable()
-        del control
-    out.update(robot_time_s=t_s, peak_tracking_mrad=peak_rad * 1e3)
-    return out
-
-
-def work_bare(args: argparse.Namespace) -> dict[str, Any]:
-    import pylibfranka as plf
-
-    robot = plf.Robot(args.ip, plf.RealtimeConfig.kIgnore)
-    out: dict[str, Any] = {"libfranka_set": _restore_policy()}
-    out.update(_bare_motion(plf, robot, MOVE_S, track=True))
-    out["outcome"] = out.get("error") or "finished"
-    if out.get("error"):
-        _repair_link(args)
-
-        def same_connection() -> str:
-            robot.automatic_error_recovery()
-            again = _bare_motion(plf, robot, RECOVERY_MOVE_S, track=False)
-            if again.get("error"):
-                raise RuntimeError(again["error"])
-            return "motion finished"
-
-        out["recovery_same"] = _attempt(same_connection)
-        if not out["recovery_same"]["ok"]:
-
-            def new_connection() -> str:
-                fresh = plf.Robot(args.ip, plf.RealtimeConfig.kIgnore)
-                _restore_policy()
-                if fresh.read_once().robot_mode == plf.RobotMode.Reflex:
-                    fresh.automatic_error_recovery()
-                again = _bare_motion(plf, fresh, RECOVERY_MOVE_S, track=False)
-                if again.get("error"):
-                    raise RuntimeError(again["error"])
-                return "motion finished"
-
-            del robot
-            gc.collect()
-            out["recovery_new"] = _attempt(new_connection)
-    return out
-
-
-def _select_limiter(kind: str) -> None:
-    """Controller builds its AsyncInterface with the default limiter; in this worker process, with `kind`."""
-    if kind == "motion":
-        return
-    from jtac_py import _native
-
-    make = _native.AsyncInterface
-    _native.AsyncInterface = lambda *a, **kw: make(*a, limiter=kind, **kw)
-
-
-def _jtac(args: argparse.Namespace, arm: Any | None = None) -> tuple[Any, Any]:
-    from jtac_py.controller import Controller
-    from jtac_py.hardware import FrankaArm
-
-    _select_limiter(args.limiter)
-
-    if arm is None:
-        # franka-sim reports zero external wrench estimates: no sensor, a plain trajectory controller;
-        # it applies a late command in the cycle it lands in.
-        arm = FrankaArm(args.ip, use_estimated_wrench=False, late_commands="applied")
-        _restore_policy()  # before start(): jtac's threads would inherit libfranka's FIFO 99
-    params: dict[str, Any] = {
-        "update_rate": 1000,
-        "default_path_tolerance": 0.2,
-        "default_goal_time_tolerance": 1.0,
-    }
-    if os.environ.get("JTAC_BENCH_FIFO") != "1":
-        params["realtime_priority"] = 0
-    return arm, Controller(arm, **params).start()
-
-
-def _timing(c: Any) -> dict[str, Any]:
-    t = c.timing()
-    hw, loop = t["hardware"], t["loop"]
-    return {
-        "device_errors": hw["device_errors"],
-        "held_packets": hw["held_packets"],
-        "largest_command_gap": hw["largest_command_gap"],
-        "anomalous_ticks": hw["anomalous_ticks"],
-        # continued from the robot's echo instead of its own reference (newer builds count it)
-        "echo_resyncs": hw.get("echo_resyncs"),
-        "late_commands": hw["late_commands"],
-        "late_reads": hw["late_reads"],
-        "limiter_activations": hw["limiter_activations"],
-        "max_write_interval_ms": hw["max_write_interval_s"] * 1e3,
-        "unserved_cycles": loop["unserved_cycles"],
-        "dext_median_us": t["dext"]["median_s"] * 1e6,
-    }
-
-
-def _recover_jtac(args: argparse.Namespace, arm: Any) -> dict[str, Any]:
-    """After an error: automatic_error_recovery() + a new Controller and goal on this arm; where that
-    fails, a new FrankaArm (a new connection) + Controller + goal."""
-    from jtac_py.controller import Trajectory
-
-    _repair_link(args)
-    out: dict[str, Any] = {}
-
-    def run_goal(on_arm: Any | None) -> tuple[Any, str]:
-        new_arm, c = _jtac(args, on_arm)
-        try:
-            q = np.asarray(c.state.q_cmd)
-            result = c.follow(Trajectory.quintic(q, q - 0.5 * DELTA_RAD, RECOVERY_MOVE_S), timeout=10.0)
-            if not result.ok:
-                raise RuntimeError(f"goal {result.code.name}: {result.message}")
-        finally:
-            c.stop()
-        return new_arm, "goal ok"
-
-    holder: dict[str, Any] = {}
-
-    def same_arm() -> str:
-        arm.automatic_error_recovery()
-        holder["arm"], detail = run_goal(arm)
-        return detail
-
-    out["recovery_same"] = _attempt(same_arm)
-    if not out["recovery_same"]["ok"]:
-        arm.close()
-        gc.collect()
-
-        def new_arm() -> str:
-            holder["arm"], detail = run_goal(None)
-            return detail
-
-        out["recovery_new"] = _attempt(new_arm)
-    if "arm" in holder:
-        holder["arm"].close()
-    return out
-
-
-def work_goal(args: argparse.Namespace) -> dict[str, Any]:
-    from jtac_py.controller import Trajectory
-
-    arm, c = _jtac(args)
-    out: dict[str, Any] = {}
-    try:
-        q0 = np.asarray(c.state.q_cmd)
-        done: dict[str, Any] = {}
-        with c.record(["q", "q_ref"]) as rec:
-            handle = c.follow(Trajectory.quintic(q0, q0 + DELTA_RAD, MOVE_S), wait=False)
-
-            def wait() -> None:  # stamps the moment the result reaches Python
-                done["result"] = handle.result(timeout=MOVE_S + 10.0)
-                done["t_ns"] = time.monotonic_ns()
-
-            waiter = threading.Thread(target=wait)
-            waiter.start()
-            waiter.join()
-        data = rec.data()
-        result = done["result"]
-        out.update(
-            goal_ok=result.ok,
-            outcome="goal ok" if result.ok else f"goal {result.code.name}: {result.message}",
-            result_t_ns=done["t_ns"],
-            peak_tracking_mrad=float(np.abs(data["q_ref"] - data["q"]).max()) * 1e3
-            if len(data["q"])
-            else None,
-            timing=_timing(c),
-        )
-        error = c.hardware_error or arm.last_error
-        if error:
-            out.update(error=error, error_t_ns=done["t_ns"])
-    finally:
-        c.stop()
-    if out.get("error") or not out.get("goal_ok", False):
-        out.update(_recover_jtac(args, arm))
-    else:
-        arm.close()
-    return out
-
-
-def _streamed(args: argparse.Namespace, feed: Any) -> dict[str, Any]:
-    """A jtac stream run: `feed(c, arm, stream, q0, out)` sends until the motion is over or the arm
-    failed and names what it sent in out["sent"]; then the outcome, tracking error, counters and,
-    after an error, the recovery."""
-    arm, c = _jtac(args)
-    out: dict[str, Any] = {}
-    try:
-        q0 = np.asarray(c.state.q_cmd)
-        with c.record(["q", "q_ref"]) as rec, c.stream() as stream:
-            feed(c, arm, stream, q0, out)
-        data = rec.data()
-        error = c.hardware_error or arm.last_error
-        if error:
-            out.setdefault("error", error)
-            out.setdefault("error_t_ns", time.monotonic_ns())
-        out.update(
-            outcome=error if error else out["sent"],
-            peak_tracking_mrad=float(np.abs(data["q_ref"] - data["q"]).max()) * 1e3
-            if len(data["q"])
-            else None,
-            timing=_timing(c),
-        )
-    finally:
-        c.stop()
-    if out.get("error"):
-        out.update(_recover_jtac(args, arm))
-    else:
-        arm.close()
-    return out
-
-
-def _failed(c: Any, arm: Any, out: dict[str, Any]) -> bool:
-    """True once the arm failed; the first time, notes when the client knew."""
-    error = c.hardware_error or arm.last_error
-    if error and "error" not in out:
-        out.update(error=error, error_t_ns=time.monotonic_ns())
-    return bool(error)
-
-
-def work_stream(args: argparse.Namespace) -> dict[str, Any]:
-    def feed(c: Any, arm: Any, stream: Any, q0: np.ndarray, out: dict[str, Any]) -> None:
-        t0 = time.monotonic()
-        next_send = t0
-        while (t := time.monotonic() - t0) < MOVE_S + HOLD_S and not _failed(c, arm, out):
-            stream.send(quintic(q0, t))
-            next_send += 1.0 / STREAM_HZ
-            time.sleep(max(0.0, next_send - time.monotonic()))
-        out.update(targets_taken=stream.targets_taken, sent=f"{stream.targets_taken} targets")
-
-    return _streamed(args, feed)
-
-
-def work_chunks(args: argparse.Namespace) -> dict[str, Any]:
-    latency = np.random.default_rng(args.seed)
-    offsets_s = CHUNK_SPACING_S * np.arange(CHUNK_POINTS)
-
-    def feed(c: Any, arm: Any, stream: Any, q0: np.ndarray, out: dict[str, Any]) -> None:
-        def wait_until(t_s: float) -> None:
-            while stream.now() < t_s and not _failed(c, arm, out):
-                time.sleep(0.0005)
-
-        start_s = observe_s = stream.now()
-        while stream.now() - start_s < MOVE_S + HOLD_S and not _failed(c, arm, out):
-            wait_until(observe_s)
-            observed_s = stream.now()
-            wait_until(observed_s + latency.uniform(*CHUNK_LATENCY_S))
-            chunk = np.array([quintic(q0, observed_s - start_s + o) for o in offsets_s])
-            stream.send_chunk(offsets_s, chunk, observed_at_s=observed_s)
-            observe_s = observed_s + CHUNK_PERIOD_S
-        out.update(
-            chunks=stream.chunks_taken,
-            brakes=stream.brakes,
-            stale=stream.stale_chunks,
-            sent=f"{stream.chunks_taken} chunks, {stream.stale_chunks} stale",
-        )
-
-    return _streamed(args, feed)
-
-
-WORKERS = {"bare": work_bare, "goal": work_goal, "stream": work_stream, "chunks": work_chunks}
 
 
 # ================================================================================ the parent
-
-
-class Server:
-    """A fresh franka-sim with the probe and the run's faults, on a loopback address of this run."""
-
-    def __init__(self, log_path: Path, probe_path: Path, faults: str, fifo: bool) -> None:
-        self.log_path, self.probe_path, self.faults, self.fifo = log_path, probe_path, faults, fifo
-        self.process: subprocess.Popen | None = None
-        self.ip = ""
-
-    def start(self) -> None:
-        env = dict(os.environ, FR3_MJCF=str(SIM_MODEL), PYTHONUNBUFFERED="1")
-        for name in ("FRANKA_SIM_ENFORCE_COMM_CONSTRAINTS", "FRANKA_SIM_ENFORCE_MOTION_LIMITS", "PYTHONPATH"):
-            env.pop(name, None)
-        pid = os.getpid()
-        # 127.<72+16k>.<pid-derived>: apart from the tests' 127.<10..>, bench_franka_sim's 127.<40..>.
-        for attempt in range(8):
-            n = pid + attempt * 7919
-            ip = f"127.{72 + 16 * attempt}.{(n // 254) % 256}.{n % 254 + 1}"
-            if not _port_free(ip):
-                continue
-            cmd = [str(SIM_PYTHON), str(SIM_SERVER), "--host", ip, "--parent-pid", str(pid)]
-            cmd += ["--probe", str(self.probe_path)] + (["--faults", self.faults] if self.faults else [])
-            with open(self.log_path, "ab") as log:
-                self.process = subprocess.Popen(
-                    cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                    start_new_session=True, preexec_fn=_server_fifo if self.fifo else None,
-                )  # fmt: skip
-            t0 = time.monotonic()
-            while time.monotonic() - t0 < READY_TIMEOUT_S:
-                text = self.log_path.read_text(errors="replace")
-                if f"READY {ip}:" in text:
-                    self.ip = ip
-                    return
-                if self.process.poll() is not None:
-                    break
-                time.sleep(0.02)
-            self.stop()
-        raise RuntimeError(f"franka-sim did not start; see {self.log_path}")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10.0)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def _server_fifo() -> None:
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(SERVER_FIFO))
-
-
-def _port_free(ip: str) -> bool:
-    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        probe.bind((ip, FCI_PORT))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def _fifo_allowed() -> bool:
@@ -544,11 +156,13 @@ def run_once(
     result = raw / f"{name}.json"
     for path in (probe, log, result):
         path.unlink(missing_ok=True)
-    server = Server(log, probe, faults, fifo)
+    server: FrankaSim | None = None
     out: dict[str, Any] = {"case": case, "client": client, "run": run + 1, "faults": faults}
     t0 = time.monotonic()
     try:
-        server.start()
+        server = start_server(
+            log, SECOND_OCTET, probe_path=probe, faults=faults, fifo_priority=SERVER_FIFO if fifo else 0
+        )
         prefix = ["chrt", "-f", str(CLIENT_FIFO)] if fifo else []
         cmd = [
             *prefix, sys.executable, str(Path(__file__).resolve()), "--worker", client, "--ip", server.ip,
@@ -566,7 +180,8 @@ def run_once(
                 rc = f"timeout ({WORKER_TIMEOUT_S:.0f} s)"
         time.sleep(0.05)  # the probe's writer flushes every 10 ms
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
     out["wall_s"] = time.monotonic() - t0
     if result.exists():
         out.update(json.loads(result.read_text()))

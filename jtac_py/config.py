@@ -2,60 +2,23 @@
 
 ``params/jtac_parameters.yaml`` is the one description of jtac's parameters (``jtac_py.parameters``
 validates against it); the C++ core takes them as ``_native.JtacConfig`` (structure, fixed at configure)
-and ``_native.JtacParameters`` (run-time values, also for ``set_parameters``). This module maps the one
-onto the other and imports nothing from ROS, so a script, a test and the ROS node build the same
-controller from the same values::
+and ``_native.JtacParameters`` (run-time values, also for ``set_parameters``). This module resolves and
+validates the values and hands them to the core's mapping; it imports nothing from ROS, so a script, a
+test and the ROS node build the same controller from the same values::
 
     values = resolve("my_params.yaml", update_rate=500)     # or resolve({...}) / resolve()
     controller = make_controller(values)                     # configured, not activated
     new_values = parameters.default_schema().validate_update(values, {"time_scale_percentage": 50.0})
     controller.set_parameters(native_parameters(new_values))              # '' = applied
 
-Mapping (schema name -> native field; T is ``JtacParameters.trajectory``, the engine's
-``ControllerParameters``; per-joint vectors are in ``joints`` order):
-
-=========================================  =============================================================
-schema                                     native
-=========================================  =============================================================
-joints                                     JtacConfig.joint_names
-continuous_joints                          JtacConfig.continuous_joints
-max_trajectory_points                      JtacConfig.max_trajectory_points
-robot_description / urdf_path / robot      JtacConfig.urdf_xml (robot_description(); first non-empty)
-base_frame                                 JtacConfig.base_frame
-sensor_frames, ee_frames                   JtacConfig.tips: TipFrames(sensor_frame, ee_frame) per tip
-ft_sensor_name, ft_sensors.<frame>.name    JtacConfig.has_force_torque_sensor (any tip has a sensor);
-                                             the loop's wrench source of each tip: wrench_sources()
-update_rate                                JtacConfig.update_rate_hz (the admittance stability check's
-                                             step; the loop's rate is set from the same value)
-stop_accelerations                         T.stop_accelerations_rad_s2
-default_path_tolerance,                    T.default_path_tolerance_rad (one per joint; a non-zero
-  constraints.<joint>.path_tolerance         per-joint value wins over the default)
-default_goal_tolerance,                    T.default_goal_tolerance_rad (likewise)
-  constraints.<joint>.goal_tolerance
-default_goal_time_tolerance                T.default_goal_time_tolerance_s
-time_scale_percentage                      T.time_scale_percentage
-time_scale_filter_constant                 T.time_scale_filter_constant_s (a time constant [s])
-start_position_tolerance                   T.start_position_tolerance_rad
-start_velocity_tolerance                   T.start_velocity_tolerance_rad_s
-stitch_position_tolerance                  T.stitch_position_tolerance_rad
-stitch_velocity_tolerance                  T.stitch_velocity_tolerance_rad_s
-ft_cutoff_frequency_ratio                  JtacParameters.ft_cutoff_frequency_ratio
-ft_force_deadband                          JtacParameters.ft_force_deadband_N
-ft_torque_deadband                         JtacParameters.ft_torque_deadband_Nm
-default_absolute_force_torque_threshold    JtacParameters.default_absolute_force_torque_threshold
-gravity_vector                             JtacParameters.gravity_base_m_s2
-jacobian_damping                           JtacParameters.jacobian_damping
-zero_fts_num_samples                       JtacParameters.zero_fts_num_samples
-=========================================  =============================================================
-
-Units agree on both sides (rad, rad/s, rad/s², s, %, N, N·m, m/s²), so values pass through unchanged.
-A per-joint tolerance of 0 in ``constraints`` means "use the global default"
-(``parameters.default_joint_tolerances``). The schema parameters without a native counterpart belong to
-the process around the controller (ROS node, hardware thread, simulator, recorder): planning_group_name,
-state_publish_rate, hardware, robot_ip, late_commands, realtime_priority, cpu_affinity,
-record_buffer_cycles, and the per-tip sensor names themselves (the core only learns whether there is
-a sensor; the loop reads each tip's wrench from the source they decide, wrench_sources()). ``robot``
-matters only through the URDF and the frame-name defaults below.
+The native side holds the same names: ``_native.Params`` is ``jtac::Params``, generated from the schema
+(``jtac_core/include/jtac_core/jtac_parameters.hpp``, one field per parameter). native_params() copies a
+validated value set into it, and the core's own mapping (``jtac_core/src/params_mapping.cpp``, the one
+place where a schema name meets a core field) builds ``JtacConfig`` / ``JtacParameters`` from it;
+docs/parameters.md lists which parameter feeds which field. What the schema does not hold is resolved
+here and passed beside it: the URDF text (robot_description(): robot_description, urdf_path or the
+built-in robot) and the robot's joint limits (robot_joint_limits(), from jtac_py.robots). The tips'
+sensor names also decide where the loop reads each tip's wrench (wrench_sources()).
 
 Every validation failure raises ``jtac_py.parameters.ParameterError`` (a ValueError) naming the
 parameter, the value and the rule; errors of the native ``configure`` are ValueErrors from the core.
@@ -68,20 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from jtac_py import _native, robots
-from jtac_py.parameters import (
-    ParameterError,
-    Schema,
-    admittance_enabled,
-    default_joint_tolerances,
-    default_schema,
-    tip_ft_sensor_names,
-)
+from jtac_py.parameters import ParameterError, Schema, default_schema, tip_ft_sensor_names
+from jtac_py.parameters.cpp import map_blocks, map_member, struct_name
 
 __all__ = [
     "ROBOT_FRAME_PARAMETERS",
     "make_controller",
     "native_config",
     "native_parameters",
+    "native_params",
     "resolve",
     "robot_description",
     "wrench_sources",
@@ -178,36 +136,11 @@ def _flatten(
     return out
 
 
-class _FlatValues(dict):
-    """A parameters file's values as given (dotted names), with the line of each in the file."""
-
-    lines: dict[str, int]
-
-
-class _FileReader(Schema):
-    """The schema's own file reader (node selection, ROS flattening, YAML errors with file:line) minus
-    the validation: resolve() validates once, after the overrides and the robot's frame names are in."""
-
-    def validate(  # type: ignore[override]
-        self,
-        values: Mapping[str, Any],
-        *,
-        source: str | None = None,
-        lines: Mapping[str, int] | None = None,
-    ) -> dict[str, Any]:
-        flat = _FlatValues(values)
-        flat.lines = dict(lines or {})
-        return flat
-
-
 def _read_params_file(
     schema: Schema, path: Path, node_name: str | None
 ) -> tuple[dict[str, Any], dict[str, int]]:
-    reader = _FileReader(namespace=schema.namespace, path=schema.path, entries=schema.entries)
-    flat = reader.load_params_file(path, node_name)
-    if not isinstance(flat, _FlatValues):  # Schema.load_params_file no longer ends in self.validate()
-        raise RuntimeError("jtac_py.parameters.Schema.load_params_file changed: update jtac_py.config")
-    return dict(flat), flat.lines
+    # Not validated here: resolve() validates once, after the overrides and the robot's frame names are in.
+    return schema.read_params_file(path, node_name)
 
 
 def _with_robot_frames(given: dict[str, Any], schema: Schema) -> dict[str, Any]:
@@ -266,6 +199,50 @@ def robot_description(values: Mapping[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ native
+def native_params(values: Mapping[str, Any]) -> _native.Params:
+    """values, resolved and validated as resolve() does, as the generated ``_native.Params``: field by
+    field under the schema's names, a ``__map_<p>`` block's values as ``<group>.<p>_map`` entries.
+
+    The C++ ``Params.validate()`` then checks the copy with the same rules; it refuses nothing the Python
+    validation accepted (test/core/test_parameters_native.py), and if it ever did, the ParameterError
+    carries its message rather than letting the core configure from it.
+    """
+    params = _params(_values(values))
+    message = params.validate()
+    if message:
+        raise ParameterError(message, rule="Params::validate")
+    return params
+
+
+def _params(values: Mapping[str, Any]) -> _native.Params:
+    """values copied into a Params as they are (not validated)."""
+    schema = default_schema()
+    params = _native.Params()
+    expanded = schema.expand(values)
+    for name, spec in expanded.items():
+        if spec.map_keys:
+            continue  # below, a whole block at a time: the binding copies maps
+        *groups, leaf = name.split(".")
+        owner = params
+        for group in groups:
+            owner = getattr(owner, group)
+        setattr(owner, leaf, values[name])
+    for group, key, specs in map_blocks(schema):
+        owner = params
+        for segment in group.split("."):
+            owner = getattr(owner, segment)
+        entry_type = getattr(type(owner), struct_name(f"__map_{key}"))
+        entries = {}
+        for element in values[key]:
+            entry = entry_type()
+            for spec in specs:
+                leaf = spec.template.split(".")[-1]
+                setattr(entry, leaf, values.get(f"{group}.{element}.{leaf}", spec.default))
+            entries[element] = entry
+        setattr(owner, map_member(f"__map_{key}"), entries)
+    return params
+
+
 def native_config(values: Mapping[str, Any], urdf_xml: str | None = None) -> _native.JtacConfig:
     """The configure-time structure (the read_only parameters) as a native JtacConfig.
 
@@ -273,22 +250,12 @@ def native_config(values: Mapping[str, Any], urdf_xml: str | None = None) -> _na
     URDF only when there is a force/torque sensor (admittance needs the kinematics).
     """
     values = _values(values)
-    return _native.JtacConfig(
-        joint_names=list(values["joints"]),
-        continuous_joints=list(values["continuous_joints"]),
-        max_trajectory_points=values["max_trajectory_points"],  # [points]
-        urdf_xml=robot_description(values) if urdf_xml is None else urdf_xml,
-        base_frame=values["base_frame"],
-        # One tip per sensor frame; the schema keeps ee_frames the same length (size_eq_param).
-        tips=[
-            _native.TipFrames(sensor_frame, ee_frame)
-            for sensor_frame, ee_frame in zip(values["sensor_frames"], values["ee_frames"], strict=True)
-        ],
-        # The core has one flag for all tips: on as soon as any tip has a sensor name.
-        has_force_torque_sensor=admittance_enabled(values),
-        # Goal intake checks each compliant axis's stability for the admittance integrated at this rate.
-        update_rate_hz=float(values["update_rate"]),  # [Hz]
-        **robot_joint_limits(values),
+    limits = robot_joint_limits(values)
+    return _native.jtac_config(
+        native_params(values),
+        robot_description(values) if urdf_xml is None else urdf_xml,
+        limits["max_velocity_rad_s"],
+        limits["max_acceleration_rad_s2"],
     )
 
 
@@ -328,31 +295,7 @@ def robot_joint_limits(values: Mapping[str, Any]) -> dict[str, list[float]]:
 
 def native_parameters(values: Mapping[str, Any]) -> _native.JtacParameters:
     """The run-time parameters as a native JtacParameters (for configure and set_parameters)."""
-    values = _values(values)
-    # Per joint [rad]: a constraints.<joint>.*_tolerance of 0 falls back to the global default.
-    path_tolerance_rad, goal_tolerance_rad = default_joint_tolerances(values)
-    trajectory = _native.ControllerParameters(
-        stop_accelerations_rad_s2=list(values["stop_accelerations"]),  # [rad/s²], joints order
-        default_path_tolerance_rad=path_tolerance_rad,
-        default_goal_tolerance_rad=goal_tolerance_rad,
-        default_goal_time_tolerance_s=values["default_goal_time_tolerance"],  # [s]
-        time_scale_percentage=values["time_scale_percentage"],  # [%]
-        time_scale_filter_constant_s=values["time_scale_filter_constant"],  # time constant [s]
-        start_position_tolerance_rad=values["start_position_tolerance"],
-        start_velocity_tolerance_rad_s=values["start_velocity_tolerance"],
-        stitch_position_tolerance_rad=values["stitch_position_tolerance"],
-        stitch_velocity_tolerance_rad_s=values["stitch_velocity_tolerance"],
-    )
-    return _native.JtacParameters(
-        trajectory=trajectory,
-        ft_cutoff_frequency_ratio=values["ft_cutoff_frequency_ratio"],  # cutoff / update_rate [-]
-        ft_force_deadband_N=values["ft_force_deadband"],
-        ft_torque_deadband_Nm=values["ft_torque_deadband"],
-        default_absolute_force_torque_threshold=list(values["default_absolute_force_torque_threshold"]),
-        gravity_base_m_s2=list(values["gravity_vector"]),  # [m/s²]
-        jacobian_damping=values["jacobian_damping"],  # λ of the damped least squares [-]
-        zero_fts_num_samples=values["zero_fts_num_samples"],  # [samples]
-    )
+    return _native.jtac_parameters(native_params(values))
 
 
 def make_controller(

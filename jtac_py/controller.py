@@ -21,6 +21,10 @@ Inputs are checked by the same code the ROS node uses: parameters by the schema 
 by the core's validation (a rejected goal's result is INVALID_GOAL / INVALID_JOINTS with a message
 naming the field, the joint and the value). A rejected goal is a result, not an exception, exactly as
 an action client sees it; use ``result.ok`` or ``result.raise_for_code()``.
+
+Length: over 600 lines because Controller is the API's one entry point (start/stop, goals, streams,
+custom laws, tares, recording, the pump); goal building (goals.py), the cycle record and recordings
+(recording.py), the configuration (config.py) and the arms (hardware.py) live apart.
 """
 
 from __future__ import annotations
@@ -33,15 +37,17 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jtac_py import _native, laws, parameters, robots
+from jtac_py import _native, goals, laws, parameters, robots
 from jtac_py import config as jtac_config
+from jtac_py.goals import Trajectory
 from jtac_py.hardware import FrankaArm, SimulatedArm
+from jtac_py.recording import _TIP_FIELDS, RECORD_FIELDS, ControllerState, Recording
 
 __all__ = [
     "RECORD_FIELDS",
@@ -62,39 +68,6 @@ ResultCode = _native.ResultCode
 StreamState = _native.StreamState
 EventType = _native.EventType
 ControllerMode = _native.ControllerMode
-
-#: Columns a recording can hold (one row per controller cycle). Units: time [s], joints [rad, rad/s],
-#: wrenches [N, N·m]: raw and filtered in the sensor frame (filtered still holds the payload's weight),
-#: control = payload-compensated in the control frame (the admittance's input); ``wrench_*`` are tip
-#: 0's (n, 6), ``wrenches_*`` every tip's (n, tips, 6), tip 0 first; trajectory_time [s] is the
-#: trajectory time of the sampled reference; durations [µs].
-RECORD_FIELDS = (
-    "time",
-    "tick",
-    "q",
-    "dq",
-    "q_cmd",
-    "dq_cmd",
-    "q_ref",
-    "error",
-    "joint_offset",
-    "wrench_raw",
-    "wrench_filtered",
-    "wrench_control",
-    "wrenches_raw",
-    "wrenches_filtered",
-    "wrenches_control",
-    "time_scale",
-    "trajectory_time",
-    "mode",
-    "status",
-    "cycle_duration_us",
-    "interval_us",
-)
-
-#: The per-tip wrench entries of a snapshot and a recording: (kMaxTips, 6) natively, cut to the tips
-#: the controller has.
-_TIP_FIELDS = ("wrenches_raw", "wrenches_filtered", "wrenches_control")
 
 #: Fraction of the robot's published velocity/acceleration/jerk limits the hardware thread's final
 #: limiter allows (the rest is margin for the robot's own reflexes).
@@ -151,134 +124,6 @@ class TareResult:
     offset_force_n: float
 
 
-@dataclass
-class Trajectory:
-    """A joint trajectory: waypoints at times_s [s] (from the start), positions_rad (n, joints).
-
-    velocities_rad_s / accelerations_rad_s2 are optional (n, joints) arrays; without them the core
-    interpolates (see docs/trajectory_engine.md). joint_names default to the controller's joints.
-    """
-
-    times_s: Sequence[float]
-    positions_rad: Any
-    velocities_rad_s: Any = None
-    accelerations_rad_s2: Any = None
-    joint_names: Sequence[str] | None = None
-
-    @classmethod
-    def quintic(
-        cls,
-        start_rad: Sequence[float],
-        goal_rad: Sequence[float],
-        duration_s: float,
-        *,
-        samples: int = 50,
-        joint_names: Sequence[str] | None = None,
-    ) -> Trajectory:
-        """A rest-to-rest quintic from start to goal over duration_s, sampled at `samples` points."""
-        if not (duration_s > 0.0 and math.isfinite(duration_s)):
-            raise ValueError(f"duration_s must be finite and > 0, got {duration_s!r}")
-        start = np.asarray(start_rad, float)
-        delta = np.asarray(goal_rad, float) - start
-        s = np.linspace(0.0, 1.0, max(2, int(samples)) + 1)[1:]
-        p = 10 * s**3 - 15 * s**4 + 6 * s**5
-        v = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration_s
-        a = (60 * s - 180 * s**2 + 120 * s**3) / duration_s**2
-        return cls(
-            times_s=s * duration_s,
-            positions_rad=start + np.outer(p, delta),
-            velocities_rad_s=np.outer(v, delta),
-            accelerations_rad_s2=np.outer(a, delta),
-            joint_names=joint_names,
-        )
-
-    def to_goal(self, default_joint_names: Sequence[str]) -> dict[str, Any]:
-        """The core's goal dict; ValueError naming the field when a shape is wrong."""
-        names = list(self.joint_names) if self.joint_names is not None else list(default_joint_names)
-        times = np.asarray(self.times_s, dtype=float).reshape(-1)
-        n = len(times)
-
-        def table(value: Any, name: str) -> np.ndarray | None:
-            if value is None:
-                return None
-            a = np.asarray(value, dtype=float)
-            if a.ndim == 1 and len(names) == 1:
-                a = a.reshape(-1, 1)
-            if a.shape != (n, len(names)):
-                raise ValueError(
-                    f"trajectory.{name} must have shape ({n}, {len(names)}) "
-                    f"(waypoints, joints), got {a.shape}"
-                )
-            return a
-
-        q = table(self.positions_rad, "positions_rad")
-        dq = table(self.velocities_rad_s, "velocities_rad_s")
-        ddq = table(self.accelerations_rad_s2, "accelerations_rad_s2")
-        points = []
-        for k in range(n):
-            point: dict[str, Any] = {"time_from_start_s": float(times[k]), "positions_rad": q[k].tolist()}
-            if dq is not None:
-                point["velocities_rad_s"] = dq[k].tolist()
-            if ddq is not None:
-                point["accelerations_rad_s2"] = ddq[k].tolist()
-            points.append(point)
-        return {"joint_names": names, "points": points}
-
-
-def _trajectory_goal(trajectory: Any, joint_names: Sequence[str]) -> dict[str, Any]:
-    """A Trajectory, a core goal dict, or a ROS-style dict (positions/velocities/time_from_start)."""
-    if isinstance(trajectory, Trajectory):
-        return trajectory.to_goal(joint_names)
-    if isinstance(trajectory, _native.TrajectoryGoal):
-        return trajectory
-    if not isinstance(trajectory, Mapping):
-        raise TypeError(f"trajectory must be a Trajectory or a dict, got {type(trajectory).__name__}")
-    goal = dict(trajectory)
-    goal.setdefault("joint_names", list(joint_names))
-    ros_keys = {
-        "positions": "positions_rad",
-        "velocities": "velocities_rad_s",
-        "accelerations": "accelerations_rad_s2",
-        "time_from_start": "time_from_start_s",
-    }
-    points = []
-    for i, point in enumerate(goal.get("points", [])):
-        if not isinstance(point, Mapping):
-            raise TypeError(f"trajectory.points[{i}] must be a dict, got {type(point).__name__}")
-        points.append({ros_keys.get(k, k): v for k, v in point.items()})
-    goal["points"] = points
-    return goal
-
-
-def _per_joint(value: Any, name: str, joints: Sequence[str]) -> list[float]:
-    a = np.asarray(value, dtype=float)
-    if a.ndim == 0:
-        a = np.full(len(joints), float(a))
-    if a.shape != (len(joints),):
-        raise ValueError(f"tolerances.{name} must be a number or {len(joints)} numbers, got shape {a.shape}")
-    return a.tolist()
-
-
-def _tip_goal(admittance: Mapping[str, Any], index: int) -> dict[str, Any]:
-    """One tip's admittance, with two conveniences: selected_axes default to every axis that has a
-    stiffness or mass given, and a missing damping is the critical one, 2·sqrt(m·k) [N·s/m, N·m·s/rad]."""
-    tip = dict(admittance)
-    # A single number stands for all six axes (mass, stiffness and damping alike).
-    for name in ("mass", "stiffness", "damping"):
-        value = tip.get(name)
-        if value is not None and np.ndim(value) == 0:
-            tip[name] = [float(value)] * 6
-    mass, stiffness = tip.get("mass"), tip.get("stiffness")
-    if mass is not None and stiffness is not None:
-        m, k = np.asarray(mass, float), np.asarray(stiffness, float)
-        tip["mass"], tip["stiffness"] = m.tolist(), k.tolist()
-        if tip.get("damping") is None and m.shape == k.shape:
-            with np.errstate(invalid="ignore"):
-                tip["damping"] = (2.0 * np.sqrt(np.clip(m * k, 0.0, None))).tolist()
-        tip.setdefault("selected_axes", [True] * 6)
-    return tip
-
-
 # ================================================================================ goal handles
 
 
@@ -325,44 +170,7 @@ class GoalHandle:
             self._future.set_result(result)
 
 
-# ================================================================================ state and recording
-
-
-def _no_tips() -> np.ndarray:
-    return np.zeros((0, 6))
-
-
-@dataclass(frozen=True)
-class ControllerState:
-    """The controller's last cycle (a snapshot; joint arrays in the controller's joint order).
-
-    wrench_raw / wrench_filtered / wrench_control are tip 0's [N, N·m] (6,); wrenches_raw /
-    wrenches_filtered / wrenches_control every tip's (tips, 6), tip 0 first (sensor_frames order);
-    trajectory_time [s] is where in the active trajectory the reference was sampled.
-    """
-
-    time: float
-    tick: int
-    q: np.ndarray
-    dq: np.ndarray
-    q_cmd: np.ndarray
-    dq_cmd: np.ndarray
-    q_ref: np.ndarray
-    dq_ref: np.ndarray
-    error: np.ndarray
-    joint_offset: np.ndarray
-    wrench_raw: np.ndarray
-    wrench_filtered: np.ndarray
-    wrench_control: np.ndarray
-    mode: Any
-    status: Any
-    goal_id: int
-    time_scale: float
-    timing: dict[str, Any] = field(repr=False)
-    wrenches_raw: np.ndarray = field(default_factory=_no_tips)
-    wrenches_filtered: np.ndarray = field(default_factory=_no_tips)
-    wrenches_control: np.ndarray = field(default_factory=_no_tips)
-    trajectory_time: float = 0.0
+# ================================================================================ streaming
 
 
 class Stream:
@@ -528,6 +336,12 @@ class Stream:
         return self._law.targets_taken
 
     @property
+    def late_targets(self) -> int:
+        """Single targets that reached the loop after, or less than an interval before, their place
+        (each joined along its own continuation an interval later)."""
+        return self._law.late_targets
+
+    @property
     def holding(self) -> bool:
         """True while no target is in force (none yet, or the stream timed out)."""
         return self._law.holding
@@ -564,59 +378,6 @@ class Stream:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-class Recording:
-    """Rows of every controller cycle between start and stop (a context manager).
-
-    data() gives {field: array}, one row per cycle; dropped counts rows the native ring could not
-    keep (Python did not drain for longer than it holds); with a path, stop() saves an .npz there.
-    """
-
-    def __init__(self, controller: Controller, fields: Sequence[str], path: str | Path | None) -> None:
-        self._controller = controller
-        self.fields = tuple(fields)
-        self.path = Path(path) if path is not None else None
-        self._chunks: list[dict[str, np.ndarray]] = []
-        self._dropped_at_start = controller._loop.dropped_records
-        self.dropped = 0
-        self.active = True
-
-    def _append(self, chunk: Mapping[str, np.ndarray]) -> None:
-        self._chunks.append({f: chunk[f] for f in self.fields})
-
-    @property
-    def rows(self) -> int:
-        return sum(len(c[self.fields[0]]) for c in self._chunks) if self.fields else 0
-
-    def data(self) -> dict[str, np.ndarray]:
-        """Every row so far, one array per field (copies)."""
-        if self.active:
-            self._controller._pump()
-        out = {}
-        for f in self.fields:
-            parts = [c[f] for c in self._chunks]
-            out[f] = np.concatenate(parts) if parts else np.zeros((0,))
-        return out
-
-    def save(self, path: str | Path) -> Path:
-        """Writes the rows so far as .npz (np.load gives the same dict as data())."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **self.data())
-        return path
-
-    def stop(self) -> None:
-        if self.active:
-            self._controller._end_recording(self)
-            if self.path is not None:
-                self.save(self.path)
-
-    def __enter__(self) -> Recording:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 # ================================================================================ the controller
@@ -926,13 +687,9 @@ class Controller:
                 raise RuntimeError(f"a custom law is in use ({self._law.name}): call use_law(None) first")
             compliance: dict[str, Any] = {}
             if admittance is not None or thresholds is not None or joint_damping_per_s:
-                if isinstance(admittance, Mapping):
-                    tips = [_tip_goal(admittance, 0)]
-                else:
-                    tips = [_tip_goal(a, i) for i, a in enumerate(admittance or [])]
                 compliance = {
                     "loop": self._loop,
-                    "tips": tips,
+                    "tips": goals.tip_goals(admittance),
                     "joint_damping_per_s": float(joint_damping_per_s),
                     "absolute_force_torque_threshold": None if thresholds is None else list(thresholds),
                 }
@@ -1140,7 +897,6 @@ class Controller:
         snap = self._loop.snapshot()
         if snap is None:
             return None
-        del snap["num_tips"]
         n = self.num_tips
         for name in _TIP_FIELDS:
             snap[name] = snap[name][:n]
@@ -1232,37 +988,22 @@ class Controller:
         joint_damping_per_s: float,
     ) -> GoalHandle:
         self._require_started()
-        goal = _trajectory_goal(trajectory, self.joint_names)
-        if tolerances:
-            unknown = set(tolerances) - {"path", "goal", "goal_time"}
-            if unknown:
-                raise ValueError(f"tolerances: unknown key(s) {sorted(unknown)} (path, goal, goal_time)")
-            names = goal["joint_names"] if isinstance(goal, dict) else goal.joint_names
-            if "path" in tolerances:
-                goal["path_tolerance_rad"] = _per_joint(tolerances["path"], "path", names)
-            if "goal" in tolerances:
-                goal["goal_tolerance_rad"] = _per_joint(tolerances["goal"], "goal", names)
-            if "goal_time" in tolerances:
-                goal["goal_time_tolerance_s"] = float(tolerances["goal_time"])
-        if admittance is None:
-            tips = []
-        elif isinstance(admittance, Mapping):
-            tips = [_tip_goal(admittance, 0)]
-        else:
-            tips = [_tip_goal(a, i) for i, a in enumerate(admittance)]
-        native_goal = _native.JtacGoal(
-            goal,
-            tips=tips,
-            joint_damping_per_s=float(joint_damping_per_s),
-            absolute_force_torque_threshold=None if thresholds is None else list(thresholds),
+        goal = goals.jtac_goal(
+            trajectory,
+            self.joint_names,
+            admittance=admittance,
+            tolerances=tolerances,
+            thresholds=thresholds,
+            joint_damping_per_s=joint_damping_per_s,
         )
-        return self.submit(native_goal)
+        return self.submit(goal)
 
     def submit(self, goal: Any) -> GoalHandle:
-        """Submits a prepared core goal (a ``_native.JtacGoal``, or the dict of its constructor's
-        arguments: trajectory, tips, joint_damping_per_s, absolute_force_torque_threshold); the
-        adapters' entry point (the ROS node converts its messages to this). Returns the handle; a
-        rejected goal's handle is already resolved with the core's code and message."""
+        """Submits a prepared core goal: a ``_native.JtacGoal`` (``jtac_py.goals.jtac_goal`` builds
+        one with the defaults of follow(); the ROS node converts its messages to one), or, kept for
+        compatibility, the dict of its constructor's arguments (trajectory, tips,
+        joint_damping_per_s, absolute_force_torque_threshold; fields as given, no defaults). Returns
+        the handle; a rejected goal's handle is already resolved with the core's code and message."""
         self._require_started()
         if isinstance(goal, Mapping):
             goal = _native.JtacGoal(**goal)

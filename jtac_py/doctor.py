@@ -31,6 +31,9 @@ native loop        jtac's own hardware thread (``_native.AsyncInterface``: SCHED
 Nothing leaves the machine: for ``robot_ip`` only ``ip route get`` (a routing-table lookup, no packet)
 and /sys/class/net are consulted, and the address must be a literal IP (a host name would need DNS).
 What each line means for the robot and how to fix it: docs/doctor.md.
+
+Length: over 600 lines because every check carries its measurement, its verdict and the fix it
+prints; they share one report model and run in one pass.
 """
 
 from __future__ import annotations

@@ -35,6 +35,9 @@ every line that is not ok.
 Exit status: 0 done (goal SUCCESSFUL; doctor: no line failed); 1 the goal failed or the node refused the
 request (doctor: a line failed); 2 bad usage, a bad file or value, or no node; 130 interrupted (Ctrl-C;
 send-goal cancels its goal first).
+
+Length: over 600 lines because each subcommand is short but there are many (every one a ROS user
+reaches for, with its --help); they share one node, one client set-up and one output format.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Message mapping of the ROS adapter: ROS goals -> core goal dicts, controller state -> ROS messages.
+"""Message mapping of the ROS adapter: ROS goals -> the core's typed goals, controller state -> ROS messages.
 
 Pure functions: no node, no spinning, no algorithm. Only *structure* is handled here (field names,
 units, joint order, clocks, tolerance sentinels); every *value* (sizes, signs, finiteness, unknown
@@ -8,22 +8,24 @@ raised here (GoalConversionError) are the ones the core cannot express: a JointT
 joint that is not in the trajectory, a multi-DOF trajectory, a header stamp before the controller
 clock began.
 
+Length: over 600 lines because it is the adapter's one message mapping (goals, result codes, state
+messages), each mapping with its reason; the goal and the state halves share the time helpers.
+
 Goals
 -----
 ``core_goal_from_admittance_goal`` (jtac FollowJointTrajectoryWithAdmittance) and
 ``core_goal_from_follow_joint_trajectory`` (control_msgs FollowJointTrajectory, the path stock MoveIt
-uses) both return the keyword arguments of ``jtac_py._native.JtacGoal`` plus ``notes``::
+uses) both return a ``ConvertedGoal``: ``goal``, the ``jtac_py._native.JtacGoal`` that the Python API
+builds for the same motion (``jtac_py.goals``, which holds the admittance defaults: an
+AdmittanceParameters without damping gets the critical damping 2·sqrt(M·K), as ``follow()`` gives),
+and ``notes``, what is worth logging once (fields accepted but ignored). The node hands
+``converted.goal`` to ``Controller.submit``.
 
-    {"trajectory": {joint_names, points: [{time_from_start_s, positions_rad,
-                    [velocities_rad_s], [accelerations_rad_s2]}], start_time_s,
-                    [path_tolerance_rad], [goal_tolerance_rad], goal_time_tolerance_s},
-     "tips": [tip dict, ...], "joint_damping_per_s": float,
-     "absolute_force_torque_threshold": [6 floats] or None,
-     "notes": [str, ...]}
-
-``notes`` lists what is worth logging once (fields accepted but ignored); pop it, and the rest builds
-the goal: ``notes = converted.pop("notes"); _native.JtacGoal(**converted)`` (or
-``Controller.submit(converted)``).
+Tolerances: a goal without any keeps the core's tolerance fields empty, and the core applies the
+parameter defaults. The core takes a full per-joint vector or none, so a control_msgs JointTolerance
+list that leaves joints out or gives ``position`` 0 ("the default") is completed here, in
+``_joint_tolerances``, from the defaults the node reads from its parameters (one list in controller
+joint order).
 
 Clocks: the controller runs on its own clock (robot time, ``ControllerState.time``). A zero
 ``header.stamp`` means "start when the controller takes the goal" (``start_time_s`` 0); any other
@@ -86,6 +88,7 @@ import array
 import math
 import numbers
 from collections.abc import Mapping, MutableSequence, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -95,13 +98,17 @@ from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectoryPoint
 
+from jtac_py import _native, goals
+
 __all__ = [
     "RESULT_CODE_NAMES",
+    "ConvertedGoal",
     "GoalConversionError",
     "chunk_from_msg",
     "controller_state_msg",
     "core_goal_from_admittance_goal",
     "core_goal_from_follow_joint_trajectory",
+    "core_goal_from_joint_trajectory",
     "duration_to_s",
     "fill_feedback",
     "is_default_admittance",
@@ -285,39 +292,32 @@ def _start_time_s(trajectory: Any, ros_now: Any, controller_now_s: float) -> flo
     )
 
 
-def trajectory_goal_from_msg(
-    trajectory: Any,
-    *,
-    ros_now_s: Any,
-    controller_now_s: float,
-    notes: MutableSequence[str] | None = None,
-) -> dict[str, Any]:
-    """trajectory_msgs/JointTrajectory -> the core's trajectory dict (without tolerances). `notes` is
-    kept for callers that collect what is worth logging; a trajectory itself adds none.
+def trajectory_goal_from_msg(trajectory: Any, *, ros_now_s: Any, controller_now_s: float) -> Any:
+    """trajectory_msgs/JointTrajectory -> the core's ``_native.TrajectoryGoal`` (no tolerances: the
+    core's defaults unless the caller sets them).
 
     ros_now_s: ROS time now (seconds, or a builtin_interfaces/Time / rclpy Time, whose difference to
     the stamp is then exact); controller_now_s: the controller clock now (ControllerState.time), read
     at the same moment.
     Raises GoalConversionError for a nonzero stamp before the controller clock's origin.
     """
-    points = []
-    for point in trajectory.points:
-        entry: dict[str, Any] = {
-            "time_from_start_s": duration_to_s(point.time_from_start),
-            "positions_rad": _floats(point.positions),
-        }
-        if len(point.velocities):
-            entry["velocities_rad_s"] = _floats(point.velocities)
-        if len(point.accelerations):
-            entry["accelerations_rad_s2"] = _floats(point.accelerations)
-        if len(point.effort):  # refused by the core, which names the point (jtac commands positions)
-            entry["effort"] = _floats(point.effort)
-        points.append(entry)
-    return {
-        "joint_names": [str(name) for name in trajectory.joint_names],
-        "points": points,
-        "start_time_s": _start_time_s(trajectory, ros_now_s, controller_now_s),
-    }
+    points = [
+        _native.GoalPoint(
+            duration_to_s(point.time_from_start),
+            _floats(point.positions),
+            # Empty = not given: the core interpolates from what the points carry.
+            _floats(point.velocities),
+            _floats(point.accelerations),
+            # Refused by the core, which names the point (jtac commands positions).
+            _floats(point.effort),
+        )
+        for point in trajectory.points
+    ]
+    return _native.TrajectoryGoal(
+        [str(name) for name in trajectory.joint_names],
+        points,
+        start_time_s=_start_time_s(trajectory, ros_now_s, controller_now_s),
+    )
 
 
 def chunk_from_msg(trajectory: Any, controller_joint_names: Sequence[str]) -> dict[str, Any]:
@@ -418,20 +418,51 @@ def is_default_admittance(params: Any) -> bool:
     )
 
 
-def tip_from_admittance_parameters(params: Any) -> dict[str, Any]:
-    """jtac/AdmittanceParameters -> the core's tip dict (fields as given: damping is absolute, empty
-    selected_axes = this tip only tracks the trajectory; no defaults are filled in here)."""
-    return {
-        "end_effector_frame": str(params.end_effector_frame),
-        "mass": _floats(params.mass),
-        "stiffness": _floats(params.stiffness),
-        "damping": _floats(params.damping),
-        "selected_axes": [bool(s) for s in params.selected_axes],
-        "ee_pose_control": pose_to_core(params.ee_pose_control),
-        "end_effector_mass_kg": float(params.end_effector_mass),
-        "end_effector_cog_m": _floats(params.end_effector_cog),
-        "absolute_force_torque_threshold": _floats(params.absolute_force_torque_threshold),
-    }
+def tip_from_admittance_parameters(params: Any, index: int = 0) -> Any:
+    """jtac/AdmittanceParameters -> the core's ``_native.TipGoal`` through ``jtac_py.goals.tip_goal``,
+    the Python API's defaults included: empty damping (not given) = critical, 2·sqrt(M·K) per axis.
+    selected_axes goes as given (empty = this tip only tracks the trajectory); `index` names the tip
+    in error messages."""
+    return goals.tip_goal(
+        {
+            "end_effector_frame": str(params.end_effector_frame),
+            "mass": _floats(params.mass),
+            "stiffness": _floats(params.stiffness),
+            "damping": _floats(params.damping),
+            "selected_axes": [bool(s) for s in params.selected_axes],
+            "ee_pose_control": pose_to_core(params.ee_pose_control),
+            "end_effector_mass_kg": float(params.end_effector_mass),
+            "end_effector_cog_m": _floats(params.end_effector_cog),
+            "absolute_force_torque_threshold": _floats(params.absolute_force_torque_threshold),
+        },
+        index,
+    )
+
+
+@dataclass(frozen=True)
+class ConvertedGoal:
+    """A ROS goal as the core's goal, and what the conversion noticed."""
+
+    #: The ``_native.JtacGoal`` to submit (``Controller.submit``).
+    goal: Any
+    #: Fields accepted but ignored, worth logging once each.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def duration_s(self) -> float:
+        """time_from_start of the last point [s]; 0 without points."""
+        points = self.goal.trajectory.points
+        return points[-1].time_from_start_s if points else 0.0
+
+
+def core_goal_from_joint_trajectory(
+    trajectory: Any, *, ros_now_s: Any, controller_now_s: float
+) -> ConvertedGoal:
+    """trajectory_msgs/JointTrajectory (JTC's command topic) -> ConvertedGoal: the trajectory alone,
+    no tips, every tolerance the parameter default (applied by the core). Clocks as
+    trajectory_goal_from_msg."""
+    goal = trajectory_goal_from_msg(trajectory, ros_now_s=ros_now_s, controller_now_s=controller_now_s)
+    return ConvertedGoal(goals.jtac_goal(goal, goal.joint_names))
 
 
 def core_goal_from_admittance_goal(
@@ -440,14 +471,14 @@ def core_goal_from_admittance_goal(
     ros_now_s: Any,
     controller_now_s: float,
     controller_joint_names: Sequence[str] | None = None,
-) -> dict[str, Any]:
-    """jtac FollowJointTrajectoryWithAdmittance.Goal -> ``_native.JtacGoal`` keyword arguments + notes.
+) -> ConvertedGoal:
+    """jtac FollowJointTrajectoryWithAdmittance.Goal -> ConvertedGoal.
 
     controller_joint_names is accepted so that both converters take the same call; it is not needed
     (the core maps the trajectory's joints by name and names a missing or unknown one).
 
     - path_tolerance / goal_tolerance: per joint in trajectory.joint_names order [rad], passed as is
-      (the core reads them in that order too); empty = the parameter defaults (key left out).
+      (the core reads them in that order too); empty = the parameter defaults (applied by the core).
     - goal_time_tolerance (jtac extension): seconds; 0 = default_goal_time_tolerance.
     - tips: admittance_parameters, then additional_tips[...], in that order, so that the core's
       messages name them right (tips[0] = "admittance_parameters", tips[k] = "additional_tips[k-1]")
@@ -455,42 +486,41 @@ def core_goal_from_admittance_goal(
       a goal whose only tip is all default (is_default_admittance: what any client that never
       touches the field sends) gets no tip at all, the same core goal as a plain trajectory (the
       Python API's follow(admittance=None)). A default first tip next to additional tips stays, as a
-      placeholder that keeps the positions.
+      placeholder that keeps the positions. Each tip through tip_from_admittance_parameters (empty
+      damping = critical).
     - joint_damping: admittance_parameters.joint_damping [1/s] (one per goal); the additional tips'
       joint_damping is ignored (noted when nonzero).
-    - absolute_force_torque_threshold: 6 values or empty (None = default_absolute_force_torque_threshold).
+    - absolute_force_torque_threshold: 6 values or empty (= default_absolute_force_torque_threshold).
     """
     del controller_joint_names  # see the docstring
-    notes: list[str] = []
     trajectory = trajectory_goal_from_msg(
-        goal_msg.trajectory, ros_now_s=ros_now_s, controller_now_s=controller_now_s, notes=notes
+        goal_msg.trajectory, ros_now_s=ros_now_s, controller_now_s=controller_now_s
     )
-    if len(goal_msg.path_tolerance):
-        trajectory["path_tolerance_rad"] = _floats(goal_msg.path_tolerance)
-    if len(goal_msg.goal_tolerance):
-        trajectory["goal_tolerance_rad"] = _floats(goal_msg.goal_tolerance)
-    trajectory["goal_time_tolerance_s"] = duration_to_s(goal_msg.goal_time_tolerance)
+    trajectory.path_tolerance_rad = _floats(goal_msg.path_tolerance)
+    trajectory.goal_tolerance_rad = _floats(goal_msg.goal_tolerance)
+    trajectory.goal_time_tolerance_s = duration_to_s(goal_msg.goal_time_tolerance)
 
     first = goal_msg.admittance_parameters
     extra = list(goal_msg.additional_tips)
     if not extra and is_default_admittance(first):
         tips = []
     else:
-        tips = [tip_from_admittance_parameters(p) for p in [first, *extra]]
-    for k, params in enumerate(extra):
-        if params.joint_damping != 0.0:
-            notes.append(
-                f"additional_tips[{k}].joint_damping = {params.joint_damping} is ignored: joint damping "
-                "is one per goal (admittance_parameters.joint_damping)"
-            )
+        tips = [tip_from_admittance_parameters(p, k) for k, p in enumerate([first, *extra])]
+    notes = [
+        f"additional_tips[{k}].joint_damping = {params.joint_damping} is ignored: joint damping "
+        "is one per goal (admittance_parameters.joint_damping)"
+        for k, params in enumerate(extra)
+        if params.joint_damping != 0.0
+    ]
     threshold = _floats(goal_msg.absolute_force_torque_threshold)
-    return {
-        "trajectory": trajectory,
-        "tips": tips,
-        "joint_damping_per_s": float(first.joint_damping),
-        "absolute_force_torque_threshold": threshold if threshold else None,
-        "notes": notes,
-    }
+    goal = goals.jtac_goal(
+        trajectory,
+        trajectory.joint_names,
+        admittance=tips,
+        thresholds=threshold if threshold else None,
+        joint_damping_per_s=float(first.joint_damping),
+    )
+    return ConvertedGoal(goal, tuple(notes))
 
 
 # ================================================================================ control_msgs
@@ -561,14 +591,13 @@ def core_goal_from_follow_joint_trajectory(
     default_goal_tolerance_rad: Any,
     ros_now_s: Any,
     controller_now_s: float,
-) -> dict[str, Any]:
-    """control_msgs FollowJointTrajectory.Goal -> ``_native.JtacGoal`` keyword arguments + notes (no
-    tips: plain trajectory tracking).
+) -> ConvertedGoal:
+    """control_msgs FollowJointTrajectory.Goal -> ConvertedGoal (no tips: plain trajectory tracking).
 
-    default_*_tolerance_rad: the controller's effective per-joint defaults ({joint: rad}, a sequence
-    in controller_joint_names order, or one number), used for a JointTolerance whose position is 0
-    and for the joints a non-empty tolerance list leaves out. No JointTolerance at all leaves the key
-    out (the core applies the same defaults).
+    default_*_tolerance_rad: the controller's effective per-joint defaults (a sequence in
+    controller_joint_names order, one number, or {joint: rad}), used for a JointTolerance whose
+    position is 0 and for the joints a non-empty tolerance list leaves out. No JointTolerance at all
+    leaves the goal's field empty (the core applies the same defaults).
 
     - JointTolerance.position: 0 = default, -1 = no limit, > 0 = the tolerance [rad]; other values go
       to the core, which refuses them naming the joint. A name that is not a trajectory joint ->
@@ -586,28 +615,22 @@ def core_goal_from_follow_joint_trajectory(
         )
     notes: list[str] = []
     trajectory = trajectory_goal_from_msg(
-        goal_msg.trajectory, ros_now_s=ros_now_s, controller_now_s=controller_now_s, notes=notes
+        goal_msg.trajectory, ros_now_s=ros_now_s, controller_now_s=controller_now_s
     )
-    names = trajectory["joint_names"]
-    for field, key, defaults in (
+    names = trajectory.joint_names
+    for field, attr, defaults in (
         ("path_tolerance", "path_tolerance_rad", default_path_tolerance_rad),
         ("goal_tolerance", "goal_tolerance_rad", default_goal_tolerance_rad),
     ):
         by_joint = _defaults_by_joint(defaults, controller_joint_names, f"default_{field}_rad")
         values = _joint_tolerances(getattr(goal_msg, field), field, names, by_joint, notes)
         if values is not None:
-            trajectory[key] = values
+            setattr(trajectory, attr, values)
     for field in ("component_path_tolerance", "component_goal_tolerance"):
         if len(getattr(goal_msg, field)):
             notes.append(f"{field} is ignored (multi-DOF joints are not supported)")
-    trajectory["goal_time_tolerance_s"] = duration_to_s(goal_msg.goal_time_tolerance)
-    return {
-        "trajectory": trajectory,
-        "tips": [],
-        "joint_damping_per_s": 0.0,
-        "absolute_force_torque_threshold": None,
-        "notes": notes,
-    }
+    trajectory.goal_time_tolerance_s = duration_to_s(goal_msg.goal_time_tolerance)
+    return ConvertedGoal(goals.jtac_goal(trajectory, names), tuple(notes))
 
 
 # ================================================================================ state messages

@@ -60,6 +60,7 @@ from jtac.action import FollowJointTrajectoryWithAdmittance
 from jtac.msg import AdmittanceParameters
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from jtac_py import goals
 from jtac_py.parameters import RosYamlLoader
 
 __all__ = [
@@ -426,9 +427,9 @@ def _tip(doc: _Doc, raw: Any, path: _Path) -> AdmittanceParameters:
 def _damping(
     doc: _Doc, path: _Path, mass: Sequence[float], stiffness: Sequence[float], ratio: Sequence[float]
 ) -> list[float]:
-    """D = 2·ζ·sqrt(M·K) per axis; a product that has no real root is reported, not sent as NaN."""
-    damping = []
-    for axis, (m, k, z) in enumerate(zip(mass, stiffness, ratio, strict=True)):
+    """D = 2·ζ·sqrt(M·K) per axis (goals.critical_damping, the Python API's default); a product that
+    has no real root is reported here, not sent as NaN or clipped to zero."""
+    for axis, (m, k) in enumerate(zip(mass, stiffness, strict=True)):
         product = m * k
         if not math.isfinite(product) or product < 0.0:
             raise doc.error(
@@ -436,8 +437,7 @@ def _damping(
                 f"cannot compute the damping of axis {axis} from mass {m!r} and stiffness {k!r}: "
                 "give damping explicitly",
             )
-        damping.append(2.0 * z * math.sqrt(product))
-    return damping
+    return goals.critical_damping(mass, stiffness, ratio)
 
 
 # ----------------------------------------------------------------------------------------------- reading

@@ -51,6 +51,10 @@ end INVALID_STATE and every ``~/joint_trajectory`` message is an action chunk ha
 (zero = on arrival), each point's ``time_from_start`` = its time after that observation. The stamp is
 put on the controller clock through the offset between the two clocks that the node keeps
 (``clock_offset.ClockOffset``). Closed (the default), the topic keeps JTC's semantics.
+
+Length: over 600 lines because it is the one place where every ROS interface meets the Controller
+(actions, services, topics, parameters, lifecycle); the conversions, the parameter descriptors and the
+clock offset live in their own modules.
 """
 
 from __future__ import annotations
@@ -697,20 +701,14 @@ class JtacNode(LifecycleNode):
             )
             return
         try:
-            trajectory = conversions.trajectory_goal_from_msg(
+            converted = conversions.core_goal_from_joint_trajectory(
                 msg, ros_now_s=self.get_clock().now(), controller_now_s=controller.controller_time()
             )
         except conversions.GoalConversionError as error:
             self._goal_log.log("warning", f"{label} refused: {error}")
             return
-        core_goal = {
-            "trajectory": trajectory,
-            "tips": [],
-            "joint_damping_per_s": 0.0,
-            "absolute_force_torque_threshold": None,
-        }
         try:
-            tracked = self._submit(controller, core_goal, "~/joint_trajectory")
+            tracked = self._submit(controller, converted, "~/joint_trajectory")
         except (ValueError, TypeError, RuntimeError) as error:
             self._goal_log.log("warning", f"{label} refused: INVALID_GOAL (-1): {error}")
             return
@@ -886,21 +884,19 @@ class JtacNode(LifecycleNode):
             self._settle(tracked, tracked.handle.result(timeout=0.0))
 
     # ---------------------------------------------------------------------------------- goals
-    def _submit(self, controller: Controller, core_goal: dict[str, Any], source: str) -> _Tracked:
+    def _submit(self, controller: Controller, converted: conversions.ConvertedGoal, source: str) -> _Tracked:
         """Hands a converted goal to the core and tracks it until its result (a goal the core refuses
         at intake comes back already done). Raises ValueError/TypeError/RuntimeError for a goal the
         bindings cannot even build."""
-        for note in core_goal.pop("notes", []):
+        for note in converted.notes:
             self._goal_log.note(note)
-        handle = controller.submit(core_goal)
+        handle = controller.submit(converted.goal)
         if handle.done():  # refused at submission: the core gave it no id and it never runs
             return _Tracked(handle, f"goal ({source})")
         tracked = _Tracked(handle, f"goal {handle.goal_id} ({source})")
         if handle.warning:  # accepted, e.g. an admittance axis with little damping: said once, here
             self._goal_log.log("warning", f"{tracked.label}: accepted with a warning: {handle.warning}")
-        points = core_goal["trajectory"]["points"]
-        duration_s = points[-1]["time_from_start_s"] if points else 0.0
-        self._trajectory_time.register(handle.goal_id, handle, duration_s)
+        self._trajectory_time.register(handle.goal_id, handle, converted.duration_s)
         with self._tracked_lock:
             self._tracked[handle.goal_id] = tracked
         return tracked
@@ -917,7 +913,7 @@ class JtacNode(LifecycleNode):
     def _execute_admittance(self, goal_handle: Any) -> Any:
         from jtac.action import FollowJointTrajectoryWithAdmittance
 
-        def convert(controller: Controller) -> dict[str, Any]:
+        def convert(controller: Controller) -> conversions.ConvertedGoal:
             return conversions.core_goal_from_admittance_goal(
                 goal_handle.request,
                 controller_joint_names=controller.joint_names,
@@ -932,8 +928,8 @@ class JtacNode(LifecycleNode):
     def _execute_moveit(self, goal_handle: Any) -> Any:
         from control_msgs.action import FollowJointTrajectory
 
-        def convert(controller: Controller) -> dict[str, Any]:
-            path, goal = self._default_tolerances(controller)
+        def convert(controller: Controller) -> conversions.ConvertedGoal:
+            path, goal = self._default_tolerances()
             return conversions.core_goal_from_follow_joint_trajectory(
                 goal_handle.request,
                 controller_joint_names=controller.joint_names,
@@ -945,12 +941,11 @@ class JtacNode(LifecycleNode):
 
         return self._execute(goal_handle, FollowJointTrajectory, convert, "moveit/follow_joint_trajectory")
 
-    def _default_tolerances(self, controller: Controller) -> tuple[dict[str, float], dict[str, float]]:
+    def _default_tolerances(self) -> tuple[list[float], list[float]]:
+        """The default path and goal tolerance per joint [rad], in the controller's joint order."""
         from jtac_py.parameters import default_joint_tolerances
 
-        path, goal = default_joint_tolerances(self._values)
-        names = controller.joint_names
-        return dict(zip(names, path, strict=True)), dict(zip(names, goal, strict=True))
+        return default_joint_tolerances(self._values)
 
     def _execute(self, goal_handle: Any, action_type: Any, convert: Any, action: str) -> Any:
         uuid = bytes(goal_handle.goal_id.uuid).hex()[:8]
@@ -961,11 +956,13 @@ class JtacNode(LifecycleNode):
                 goal_handle, action_type, label, ResultCode.INVALID_STATE, "the controller is not active"
             )
         try:
-            core_goal = convert(controller)
+            converted = convert(controller)
         except conversions.GoalConversionError as error:
             return self._finish(goal_handle, action_type, label, error.code, error.message)
+        except (ValueError, TypeError) as error:  # a field the core's goal types cannot hold
+            return self._finish(goal_handle, action_type, label, ResultCode.INVALID_GOAL, str(error))
         try:
-            tracked = self._submit(controller, core_goal, f"{action}, action goal {uuid}")
+            tracked = self._submit(controller, converted, f"{action}, action goal {uuid}")
         except (ValueError, TypeError, RuntimeError) as error:
             return self._finish(goal_handle, action_type, label, ResultCode.INVALID_GOAL, str(error))
         handle = tracked.handle

@@ -11,6 +11,9 @@
 // Arrays: joints as (7,) float64, wrenches [Fx Fy Fz Tx Ty Tz] as (6,) [N, N·m] (tip 0: wrench_*) and
 // as (kMaxTips, 6) (every tip, tip 0 first: wrenches_*); a drained recording is a dict of column
 // arrays, one row per controller cycle.
+//
+// Length: over 600 lines because it binds one layer's types in one file (ruckig's one-file wrapper is
+// the model): devices, the asynchronous interface, the loop, its laws and the cycle record's fields.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -23,6 +26,9 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "franka_hw/async_interface.hpp"
@@ -190,105 +196,116 @@ py::dict timing_dict(const jtac::hw::LoopTiming& t) {
   return d;
 }
 
-py::dict snapshot_dict(const jtac::hw::LoopSnapshot& s) {
+// ---- one controller cycle: every field of jtac_loop/cycle_record.hpp's table, walked with
+// for_each_cycle_field; the conversion follows the member's type.
+
+using jtac::hw::CycleRecord;
+using jtac::hw::TipWrenchArray;
+
+template <class T>
+constexpr bool kIsTips = std::is_same_v<T, TipWrenchArray>;
+
+// The Python shape of one value: () for a number or an enum, (N,) for an array, (kMaxTips, 6) for
+// every tip's wrench.
+template <class T>
+std::vector<py::ssize_t> cycle_shape() {
+  if constexpr (kIsTips<T>) {
+    return {static_cast<py::ssize_t>(jtac::kMaxTips), py::ssize_t{6}};
+  } else if constexpr (std::is_class_v<T>) {
+    return {static_cast<py::ssize_t>(std::tuple_size_v<T>)};
+  } else {
+    return {};
+  }
+}
+
+// One value as Python: a number, the bound enum, or an array of its shape.
+template <class T>
+py::object cycle_value(const T& v) {
+  if constexpr (kIsTips<T>) {
+    return tips_of(v);
+  } else if constexpr (std::is_class_v<T>) {
+    return array_of(v);
+  } else {
+    return py::cast(v);
+  }
+}
+
+// One field over `rows` as a column: (n,) float64 for a real number, (n,) int64 for an integer or an
+// enum (its value), (n, shape...) float64 for an array (contiguous doubles, copied row by row).
+template <class T, class Get>
+py::array cycle_column(const std::vector<CycleRecord>& rows, Get get) {
+  const auto n = static_cast<py::ssize_t>(rows.size());
+  if constexpr (std::is_class_v<T>) {
+    static_assert(sizeof(T) % sizeof(double) == 0);
+    std::vector<py::ssize_t> shape = cycle_shape<T>();
+    shape.insert(shape.begin(), n);
+    py::array_t<double> a(shape);
+    double* out = a.mutable_data();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::memcpy(out + i * (sizeof(T) / sizeof(double)), static_cast<const void*>(&get(rows[i])), sizeof(T));
+    }
+    return a;
+  } else {
+    using Column = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+    py::array_t<Column> a(n);
+    Column* out = a.mutable_data();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      out[i] = static_cast<Column>(get(rows[i]));
+    }
+    return a;
+  }
+}
+
+/// A cycle as a dict: {"time": float, "q": (7,), "wrench_raw": (6,), "wrenches_raw": (kMaxTips, 6), ...}.
+py::dict cycle_dict(const CycleRecord& r) {
   py::dict d;
-  d["time"] = s.time_s;
-  d["tick"] = s.tick;
-  d["q"] = array_of(s.q_rad);
-  d["dq"] = array_of(s.dq_rad_s);
-  d["q_cmd"] = array_of(s.q_cmd_rad);
-  d["dq_cmd"] = array_of(s.dq_cmd_rad_s);
-  d["q_ref"] = array_of(s.q_ref_rad);
-  d["dq_ref"] = array_of(s.dq_ref_rad_s);
-  d["error"] = array_of(s.error_rad);
-  d["joint_offset"] = array_of(s.joint_offset_rad);
-  d["wrench_raw"] = array_of(s.wrench_raw_N_Nm[0]);
-  d["wrench_filtered"] = array_of(s.wrench_filtered_N_Nm[0]);
-  d["wrench_control"] = array_of(s.wrench_control_N_Nm[0]);
-  d["num_tips"] = s.num_tips;
-  d["wrenches_raw"] = tips_of(s.wrench_raw_N_Nm);
-  d["wrenches_filtered"] = tips_of(s.wrench_filtered_N_Nm);
-  d["wrenches_control"] = tips_of(s.wrench_control_N_Nm);
-  d["mode"] = s.mode;
-  d["status"] = s.status;
-  d["goal_id"] = s.goal_id;
-  d["time_scale"] = s.time_scale;
-  d["trajectory_time"] = s.trajectory_time_s;
+  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+    const auto& value = r.*member;
+    if constexpr (kIsTips<std::decay_t<decltype(value)>>) {
+      d[f.python_tip0] = array_of(value[0]);
+    }
+    d[f.python_name] = cycle_value(value);
+  });
+  return d;
+}
+
+/// The snapshot: the cycle's dict and its loop timing under "timing".
+py::dict snapshot_dict(const jtac::hw::LoopSnapshot& s) {
+  py::dict d = cycle_dict(s);
   d["timing"] = timing_dict(s.timing);
   return d;
 }
 
-/// The drained rows as columns: {"time": (n,), "q": (n, 7), ...}.
-py::dict columns(const std::vector<jtac::hw::CycleRecord>& rows) {
-  const auto n = static_cast<py::ssize_t>(rows.size());
-  const auto scalar = [&](auto get) {
-    py::array_t<double> a(n);
-    auto v = a.mutable_unchecked<1>();
-    for (py::ssize_t i = 0; i < n; ++i) {
-      v(i) = static_cast<double>(get(rows[static_cast<std::size_t>(i)]));
-    }
-    return a;
-  };
-  const auto integer = [&](auto get) {
-    py::array_t<std::int64_t> a(n);
-    auto v = a.mutable_unchecked<1>();
-    for (py::ssize_t i = 0; i < n; ++i) {
-      v(i) = static_cast<std::int64_t>(get(rows[static_cast<std::size_t>(i)]));
-    }
-    return a;
-  };
-  const auto matrix = [&](auto get, py::ssize_t width) {
-    py::array_t<double> a({n, width});
-    auto v = a.mutable_unchecked<2>();
-    for (py::ssize_t i = 0; i < n; ++i) {
-      const auto& row = get(rows[static_cast<std::size_t>(i)]);
-      for (py::ssize_t j = 0; j < width; ++j) {
-        v(i, j) = row[static_cast<std::size_t>(j)];
-      }
-    }
-    return a;
-  };
-  // (n, kMaxTips, 6): every tip's wrench of every row.
-  const auto tips = [&](auto get) {
-    const auto width = static_cast<py::ssize_t>(jtac::kMaxTips);
-    py::array_t<double> a({n, width, py::ssize_t{6}});
-    auto v = a.mutable_unchecked<3>();
-    for (py::ssize_t i = 0; i < n; ++i) {
-      const jtac::hw::TipWrenchArray& row = get(rows[static_cast<std::size_t>(i)]);
-      for (py::ssize_t k = 0; k < width; ++k) {
-        for (py::ssize_t j = 0; j < 6; ++j) {
-          v(i, k, j) = row[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
-        }
-      }
-    }
-    return a;
-  };
-  using R = jtac::hw::CycleRecord;
-  using Tips = jtac::hw::TipWrenchArray;
+/// The drained rows as columns: {"time": (n,), "q": (n, 7), "wrenches_raw": (n, kMaxTips, 6), ...}.
+py::dict columns(const std::vector<CycleRecord>& rows) {
   py::dict d;
-  d["time"] = scalar([](const R& r) { return r.time_s; });
-  d["tick"] = integer([](const R& r) { return r.tick; });
-  d["q"] = matrix([](const R& r) -> const JointArray& { return r.q_rad; }, 7);
-  d["dq"] = matrix([](const R& r) -> const JointArray& { return r.dq_rad_s; }, 7);
-  d["q_cmd"] = matrix([](const R& r) -> const JointArray& { return r.q_cmd_rad; }, 7);
-  d["dq_cmd"] = matrix([](const R& r) -> const JointArray& { return r.dq_cmd_rad_s; }, 7);
-  d["q_ref"] = matrix([](const R& r) -> const JointArray& { return r.q_ref_rad; }, 7);
-  d["error"] = matrix([](const R& r) -> const JointArray& { return r.error_rad; }, 7);
-  d["joint_offset"] = matrix([](const R& r) -> const JointArray& { return r.joint_offset_rad; }, 7);
-  d["wrench_raw"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_raw_N_Nm[0]; }, 6);
-  d["wrench_filtered"] =
-      matrix([](const R& r) -> const WrenchArray& { return r.wrench_filtered_N_Nm[0]; }, 6);
-  d["wrench_control"] = matrix([](const R& r) -> const WrenchArray& { return r.wrench_control_N_Nm[0]; }, 6);
-  d["wrenches_raw"] = tips([](const R& r) -> const Tips& { return r.wrench_raw_N_Nm; });
-  d["wrenches_filtered"] = tips([](const R& r) -> const Tips& { return r.wrench_filtered_N_Nm; });
-  d["wrenches_control"] = tips([](const R& r) -> const Tips& { return r.wrench_control_N_Nm; });
-  d["time_scale"] = scalar([](const R& r) { return r.time_scale; });
-  d["trajectory_time"] = scalar([](const R& r) { return r.trajectory_time_s; });
-  d["mode"] = integer([](const R& r) { return static_cast<int>(r.mode); });
-  d["status"] = integer([](const R& r) { return static_cast<int>(r.status); });
-  d["cycle_duration_us"] = scalar([](const R& r) { return r.cycle_duration_us; });
-  d["interval_us"] = scalar([](const R& r) { return r.interval_us; });
+  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+    using T = std::decay_t<decltype(rows.front().*member)>;
+    if constexpr (kIsTips<T>) {
+      d[f.python_tip0] = cycle_column<WrenchArray>(
+          rows, [&](const CycleRecord& r) -> const WrenchArray& { return (r.*member)[0]; });
+    }
+    d[f.python_name] = cycle_column<T>(rows, [&](const CycleRecord& r) -> const T& { return r.*member; });
+  });
   return d;
+}
+
+/// The cycle's fields for Python, in table order: ((name, shape, doc), ...); the keys of a snapshot
+/// (less "timing") and the columns of a recording.
+py::tuple cycle_fields() {
+  py::list fields;
+  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+    using T = std::decay_t<decltype(std::declval<const CycleRecord&>().*member)>;
+    if constexpr (kIsTips<T>) {
+      fields.append(py::make_tuple(f.python_tip0, py::tuple(py::cast(cycle_shape<WrenchArray>())),
+                                   std::string("tip 0: ") + f.doc));
+      fields.append(py::make_tuple(f.python_name, py::tuple(py::cast(cycle_shape<T>())),
+                                   std::string("every tip, tip 0 first: ") + f.doc));
+    } else {
+      fields.append(py::make_tuple(f.python_name, py::tuple(py::cast(cycle_shape<T>())), f.doc));
+    }
+  });
+  return py::tuple(fields);
 }
 
 /// What a Python thread driving the device itself (read_once → … → write_once) gets back.
@@ -322,6 +339,11 @@ void bind_hw(py::module_& m) {
   using jtac::hw::MujocoDevice;
 
   m.attr("MAX_TIPS") = jtac::kMaxTips;  // tips one controller handles (wrenches_* rows)
+  // One controller cycle's fields ((name, shape, doc), ...): the snapshot's keys and the recording's
+  // columns; jtac_py builds RECORD_FIELDS and ControllerState from them.
+  m.attr("CYCLE_FIELDS") = cycle_fields();
+  // The values of a cycle no controller has run yet (the defaults of ControllerState's fields).
+  m.attr("CYCLE_DEFAULTS") = cycle_dict(jtac::hw::CycleRecord{});
 
   py::enum_<DeviceStatus>(m, "DeviceStatus", "Outcome of a device read/write or a loop step")
       .value("OK", DeviceStatus::kOk)
@@ -621,6 +643,7 @@ void bind_hw(py::module_& m) {
       .def("controller_time_s", &jtac::hw::StreamLaw::controller_time_s,
            "The controller time now [s] from the host's steady clock (NaN before the law's first cycle)")
       .def_property_readonly("targets_taken", &jtac::hw::StreamLaw::targets_taken)
+      .def_property_readonly("late_targets", &jtac::hw::StreamLaw::late_targets)
       .def_property_readonly("chunks_taken", &jtac::hw::StreamLaw::chunks_taken)
       .def_property_readonly("targets_refused", &jtac::hw::StreamLaw::targets_refused)
       .def_property_readonly("stale_chunks", &jtac::hw::StreamLaw::stale_chunks)

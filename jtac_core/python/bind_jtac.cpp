@@ -12,6 +12,9 @@
 // quaternion is not normalised here: one that is not of unit length gives a matrix that is not a
 // rotation, which the goal validation refuses ("is not a finite rigid transform").
 // Wrenches: rows [Fx Fy Fz Tx Ty Tz] in [N, N·m], one row per tip, in that tip's sensor frame.
+//
+// Length: over 600 lines because it is the one binding file of the composed controller and its F/T
+// pieces (one file per bound module, as ruckig's python.cpp); most of it is the bound surface itself.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -172,8 +175,14 @@ std::vector<bool> bool_list(const py::handle& value, const std::string& name) {
   }
 }
 
-// ------------------------------------------------------------------------------------ goal types
+// ------------------------------------------------------------------------------------ goals as dicts
+//
+// Goals are built from their typed pieces (TrajectoryGoal, GoalPoint, TipGoal, JtacGoal; the Python
+// side's jtac_py.goals does that, defaults included). The dict forms below are a compatibility path
+// only, for the documented Controller.submit(dict) and the core's submit_goal(dict): each field as
+// given, no defaults, an unknown key named.
 
+/// A TipGoal from a bound TipGoal or a dict with the same field names (compatibility path).
 jtac::TipGoal tip_from(const py::handle& item, std::size_t index) {
   if (py::isinstance<jtac::TipGoal>(item)) {
     return item.cast<jtac::TipGoal>();
@@ -213,6 +222,7 @@ jtac::TipGoal tip_from(const py::handle& item, std::size_t index) {
   return tip;
 }
 
+/// TipGoals from None (none) or a sequence of TipGoals or dicts (compatibility path).
 std::vector<jtac::TipGoal> tips_from(const py::handle& obj) {
   std::vector<jtac::TipGoal> tips;
   if (obj.is_none()) {
@@ -226,7 +236,7 @@ std::vector<jtac::TipGoal> tips_from(const py::handle& obj) {
 }
 
 /// A JtacGoal from a bound JtacGoal or a dict {trajectory, tips, joint_damping_per_s,
-/// absolute_force_torque_threshold}.
+/// absolute_force_torque_threshold} (compatibility path).
 jtac::JtacGoal jtac_goal_from(const py::handle& obj) {
   if (py::isinstance<jtac::JtacGoal>(obj)) {
     return obj.cast<jtac::JtacGoal>();
@@ -733,6 +743,19 @@ void bind_goals(py::module_& m) {
           "6 or empty (= the goal's) [N, N·m]");
 
   py::class_<jtac::JtacGoal>(m, "JtacGoal", "A trajectory goal with admittance per tip (lists are copied)")
+      .def(py::init([](jtac::TrajectoryGoal trajectory, std::vector<jtac::TipGoal> tips,
+                       double joint_damping_per_s, const py::object& absolute_force_torque_threshold) {
+             jtac::JtacGoal g;
+             g.trajectory = std::move(trajectory);
+             g.tips = std::move(tips);
+             g.joint_damping_per_s = joint_damping_per_s;
+             g.absolute_force_torque_threshold =
+                 double_list(absolute_force_torque_threshold, "absolute_force_torque_threshold");
+             return g;
+           }),
+           py::arg("trajectory"), py::kw_only(), py::arg("tips") = std::vector<jtac::TipGoal>{},
+           py::arg("joint_damping_per_s") = 0.0, py::arg("absolute_force_torque_threshold") = py::none(),
+           "From its typed pieces: a TrajectoryGoal and TipGoal objects (jtac_py.goals builds them)")
       .def(py::init([](const py::object& trajectory, const py::object& tips, double joint_damping_per_s,
                        const py::object& absolute_force_torque_threshold) {
              jtac::JtacGoal g;
@@ -745,7 +768,8 @@ void bind_goals(py::module_& m) {
            }),
            py::arg("trajectory"), py::kw_only(), py::arg("tips") = py::none(),
            py::arg("joint_damping_per_s") = 0.0, py::arg("absolute_force_torque_threshold") = py::none(),
-           "trajectory: a TrajectoryGoal or its dict; tips: TipGoal objects or dicts with the same fields")
+           "Compatibility path: trajectory a TrajectoryGoal or its dict, tips TipGoal objects or dicts with "
+           "the same fields (as given, no defaults)")
       .def_property(
           "trajectory", [](const jtac::JtacGoal& g) { return g.trajectory; },
           [](jtac::JtacGoal& g, const py::object& v) { g.trajectory = goal_from(v); })

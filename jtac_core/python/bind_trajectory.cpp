@@ -4,6 +4,9 @@
 // Every array argument is converted strictly: one-dimensional, the exact number of joints (or at
 // most kMaxJoints where nothing fixes it), otherwise ValueError naming the argument. Nothing of a
 // wrong size ever reaches the core, whose real-time functions do not check sizes.
+//
+// Length: over 600 lines because it binds the trajectory engine's types in one file (ruckig's one-file
+// wrapper is the model), each with its strict conversion.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -14,6 +14,7 @@ namespace py = pybind11;
 void bind_trajectory(py::module_& m);  // bind_trajectory.cpp
 void bind_jtac(py::module_& m);        // bind_jtac.cpp
 void bind_admittance(py::module_& m);  // bind_admittance.cpp
+void bind_parameters(py::module_& m);  // bind_parameters.cpp (generated from params/)
 void bind_hw(py::module_& m);          // franka_hw/python/bind_hw.cpp
 #ifdef JTAC_HAVE_LIBFRANKA
 void bind_franka(py::module_& m);  // franka_hw/python/bind_franka.cpp
@@ -88,6 +89,7 @@ PYBIND11_MODULE(_native, m) {
   bind_trajectory(m);
   bind_jtac(m);
   bind_admittance(m);
+  bind_parameters(m);
   bind_hw(m);
 #ifdef JTAC_HAVE_LIBFRANKA
   bind_franka(m);

@@ -1,3 +1,7 @@
+// The composed controller (trajectory engine + F/T pipeline + admittance) and its cycle.
+// Length: over 600 lines because configure-time validation, goal intake with its admittance checks and
+// the real-time cycle share the preallocated state of one class; the parts are in the engine's,
+// the admittance's and the signal processing's own files.
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 
 #include <algorithm>

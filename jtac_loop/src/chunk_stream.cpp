@@ -1,3 +1,5 @@
+// Length: over 600 lines because chunks, single targets, the blend and the brake share one executing
+// future (the knots) and its private state; the header says what each part does.
 #include "jtac_loop/chunk_stream.hpp"
 
 #include <algorithm>

@@ -211,52 +211,16 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   store_max(max_cycle_us_, duration_us);
   cycles_.fetch_add(1, std::memory_order_relaxed);
 
+  // One record of the cycle, filled once: the snapshot is it plus the loop's counters, the
+  // recording's row is it.
   LoopSnapshot& s = snapshots_.write_buffer();
+  fill_cycle_record(state_, out_, status, duration_us, interval_us, s);
   s.valid = true;
-  s.time_s = t;
-  s.tick = state_.tick;
-  s.q_rad = state_.q_rad;
-  s.dq_rad_s = state_.dq_rad_s;
-  s.q_cmd_rad = out_.q_cmd_rad;
-  s.dq_cmd_rad_s = out_.dq_cmd_rad_s;
-  s.q_ref_rad = out_.q_ref_rad;
-  s.dq_ref_rad_s = out_.dq_ref_rad_s;
-  s.error_rad = out_.error_rad;
-  s.joint_offset_rad = out_.joint_offset_rad;
-  s.num_tips = out_.num_tips;
-  s.wrench_raw_N_Nm = out_.wrench_raw_N_Nm;
-  s.wrench_filtered_N_Nm = out_.wrench_filtered_N_Nm;
-  s.wrench_control_N_Nm = out_.wrench_control_N_Nm;
-  s.mode = out_.mode;
-  s.status = status;
-  s.goal_id = out_.goal_id;
-  s.time_scale = out_.time_scale;
-  s.trajectory_time_s = out_.trajectory_time_s;
   s.timing = timing();
-  snapshots_.publish();
-
   if (recording_.load(std::memory_order_acquire)) {
-    row_.time_s = t;
-    row_.tick = state_.tick;
-    row_.q_rad = s.q_rad;
-    row_.dq_rad_s = s.dq_rad_s;
-    row_.q_cmd_rad = s.q_cmd_rad;
-    row_.dq_cmd_rad_s = s.dq_cmd_rad_s;
-    row_.q_ref_rad = s.q_ref_rad;
-    row_.error_rad = s.error_rad;
-    row_.joint_offset_rad = s.joint_offset_rad;
-    row_.num_tips = s.num_tips;
-    row_.wrench_raw_N_Nm = s.wrench_raw_N_Nm;
-    row_.wrench_filtered_N_Nm = s.wrench_filtered_N_Nm;
-    row_.wrench_control_N_Nm = s.wrench_control_N_Nm;
-    row_.time_scale = s.time_scale;
-    row_.trajectory_time_s = s.trajectory_time_s;
-    row_.mode = s.mode;
-    row_.status = status;
-    row_.cycle_duration_us = duration_us;
-    row_.interval_us = interval_us;
-    ring_->push(row_);
+    ring_->push(static_cast<const CycleRecord&>(s));
   }
+  snapshots_.publish();
   return CycleOutcome::kRan;
 }
 

@@ -271,6 +271,34 @@ TEST(ControlLoop, RecordingNCyclesGivesNRowsAndNoDrops) {
   }
 }
 
+// The snapshot and the recording are one cycle record: after a recorded cycle, every field of the
+// table (cycle_record.hpp) in the last row equals the snapshot's, and the row carries what the law
+// filled (the goal, the reference velocity) and the cycle's timing.
+TEST(ControlLoop, TheSnapshotIsTheLastRecordedRowFieldByField) {
+  Rig rig(500);
+  rig.run(0.05);
+  JointArray delta{};
+  delta[0] = 0.2;  // [rad]
+  const std::uint64_t goal_id = rig.submit(quintic(delta, 1.0));
+  rig.run(0.3);  // mid-move: the reference velocity is not zero
+  rig.loop->start_recording();
+  rig.run_packets(3 * rig.loop->packets_per_cycle());
+  rig.loop->stop_recording();
+  std::vector<CycleRecord> rows;
+  ASSERT_EQ(rig.loop->drain(rows), 3U);
+  const LoopSnapshot s = rig.snap();
+  const CycleRecord& last = rows.back();
+  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+    EXPECT_TRUE(last.*member == s.*member) << f.python_name;
+  });
+  EXPECT_EQ(last.goal_id, goal_id);
+  EXPECT_EQ(last.mode, jtac::ControllerMode::kExecuting);
+  EXPECT_EQ(last.status, jtac::UpdateStatus::kOk);
+  EXPECT_GT(last.dq_ref_rad_s[0], 0.0);
+  EXPECT_GE(last.cycle_duration_us, 0.0);
+  EXPECT_GT(last.interval_us, 0.0);  // read-to-read on the wall clock (lockstep runs as fast as it can)
+}
+
 double force_norm(const jtac::hw::WrenchArray& w) {
   return std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
 }

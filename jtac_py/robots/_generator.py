@@ -267,3 +267,67 @@ def mjcf_text(spec: RobotSpec, tool: ToolParams) -> str:
         ]
     )
     return "\n".join(lines) + "\n"
+
+
+def _cpp_array(name: str, values: Sequence[float], doc: str) -> list[str]:
+    """One `inline constexpr` joint array, its doc comment above it; repr() keeps every value bit-exact."""
+    items = ", ".join(repr(float(v)) for v in values)
+    return [f"/// {doc}", f"inline constexpr std::array<double, {NUM_JOINTS}> {name} = {{{items}}};"]
+
+
+def robot_limits_hpp(specs: Sequence[RobotSpec]) -> str:
+    """C++ header with the joint limits of `specs` that franka_hw's limiters use (robot_limits.hpp)."""
+    lines = [
+        f"// {_GENERATED_BY}",
+        "// The published joint limits of the Franka arms that franka_hw's limiters use (rate_matching.hpp",
+        "// JointLimits kFr3Limits / kPandaLimits); tables.py names the source of every number.",
+        "#pragma once",
+        "",
+        "#include <array>",
+        "",
+        "// One array a line, as the generator writes it (clang-format would wrap some of them).",
+        "// clang-format off",
+        "namespace jtac::hw::robot_limits {",
+    ]
+    for spec in specs:
+        lines += [
+            "",
+            f"/// The {spec.name.upper()} arm (tables.py `{spec.name.upper()}`).",
+            f"namespace {spec.name} {{",
+            "",
+            *_cpp_array("kQMinRad", spec.q_min_rad, "Lower end of each joint's range [rad]."),
+            *_cpp_array("kQMaxRad", spec.q_max_rad, "Upper end of each joint's range [rad]."),
+            *_cpp_array("kDqMaxRadS", spec.dq_max_rad_s, "Joint velocity limit [rad/s]."),
+            *_cpp_array("kDdqMaxRadS2", spec.ddq_max_rad_s2, "Joint acceleration limit [rad/s²]."),
+            *_cpp_array("kDddqMaxRadS3", spec.dddq_max_rad_s3, "Joint jerk limit [rad/s³]."),
+            "/// Whether a position-based velocity envelope bounds the velocity (false: dq_max alone).",
+            "inline constexpr bool kPositionBasedVelocityLimits = "
+            f"{'true' if spec.velocity_bound_coeffs is not None else 'false'};",
+        ]
+        coeffs = spec.velocity_bound_coeffs
+        if coeffs is not None:
+            # tables.py writes libfranka's computeUpperLimitsJointVelocity form, sqrt(gain * distance); the
+            # URDF's deceleration_limit d is gain / 2 (halving is exact in binary floating point).
+            lines += [
+                "// The envelope: v_upper(q) = min(dq_max, max(0, sqrt(2 d (q_max - q)) - c)) at the URDF's",
+                "// velocity_offset c and deceleration_limit d, anchored at the range below.",
+                *_cpp_array(
+                    "kEnvelopeQMinRad", [c.q_lower_ref_rad for c in coeffs], "Envelope's lower anchor [rad]."
+                ),
+                *_cpp_array(
+                    "kEnvelopeQMaxRad", [c.q_upper_ref_rad for c in coeffs], "Envelope's upper anchor [rad]."
+                ),
+                *_cpp_array(
+                    "kVelocityOffsetRadS",
+                    [c.offset_rad_s for c in coeffs],
+                    "Envelope's velocity offset c [rad/s].",
+                ),
+                *_cpp_array(
+                    "kDecelerationLimitRadS2",
+                    [c.gain_rad_s2 / 2.0 for c in coeffs],
+                    "Envelope's deceleration limit d [rad/s²].",
+                ),
+            ]
+        lines += ["", f"}}  // namespace {spec.name}"]
+    lines += ["", "}  // namespace jtac::hw::robot_limits", "// clang-format on"]
+    return "\n".join(lines) + "\n"

@@ -1,5 +1,8 @@
 """Regenerate the committed robot descriptions: `python -m jtac_py.robots.generate [--check]`.
 
+Besides the URDF and MJCF of every robot it writes franka_hw's robot_limits.hpp (the joint limits
+of the C++ limiters), so that tables.py is the one source of those numbers too.
+
 With --check nothing is written and the exit status is 1 when a committed file differs from the
 generator's output (for CI).
 """
@@ -10,15 +13,23 @@ import argparse
 import sys
 from pathlib import Path
 
-from jtac_py.robots import ROBOTS, mjcf_path, mjcf_xml, urdf_path, urdf_xml
+from jtac_py.robots import ROBOTS, mjcf_path, mjcf_xml, robot_spec, urdf_path, urdf_xml
+from jtac_py.robots._generator import robot_limits_hpp
+
+# franka_hw's generated header, in the source tree beside jtac_py (absent from an installed wheel).
+ROBOT_LIMITS_HPP = (
+    Path(__file__).resolve().parents[2] / "franka_hw" / "include" / "franka_hw" / "robot_limits.hpp"
+)
 
 
 def expected_files() -> dict[Path, str]:
-    """Committed path -> text the generator makes for it (default tool)."""
+    """Committed path -> text the generator makes for it (descriptions with the default tool)."""
     files = {}
     for robot in ROBOTS:
         files[urdf_path(robot)] = urdf_xml(robot)
         files[mjcf_path(robot)] = mjcf_xml(robot)
+    if ROBOT_LIMITS_HPP.parent.is_dir():
+        files[ROBOT_LIMITS_HPP] = robot_limits_hpp([robot_spec(robot) for robot in ROBOTS])
     return files
 
 

@@ -1,7 +1,9 @@
 """Fixtures that run franka-sim (the libfranka wire protocol over MuJoCo) on a loopback address.
 
 franka-sim lives in its own venv, `.venv-sim` (scripts/setup_franka_sim.sh); these tests run in .venv and
-talk to it over TCP 1337 + UDP like to a real FR3, through pylibfranka.
+talk to it over TCP 1337 + UDP like to a real FR3, through pylibfranka. The servers are started and
+stopped by tools/franka_sim/franka_sim_harness.py, the harness the benchmarks use too; this file holds
+what is pytest's: the pool, the fixtures, the marker and the reports.
 
 - `franka_sim_pool` (session): starts one server per enforcement setting on first use, each on a
   loopback address of this pytest session's own (127.<10+k>.<pid-derived>.<pid-derived>; libfranka's
@@ -14,8 +16,9 @@ talk to it over TCP 1337 + UDP like to a real FR3, through pylibfranka.
   recovered from any reflex (`automatic_error_recovery`) before and after the test.
 - `@pytest.mark.franka_sim(probe=True)` and/or `faults="loss=1% seed=3"` give the test a server of its
   own, started for it and stopped after it, with the robot-side probe (`franka_sim.probe_path`,
-  `franka_sim.probe_events()`; helpers `move_to_first_command_ms` and `commands_lost` in sim_server)
-  and/or the fault injector on its UDP link (`franka_sim.restore_link()` repairs a `dead@` link).
+  `franka_sim.probe_events()`; helpers `move_to_first_command_ms` and `commands_lost` in
+  tools/franka_sim/sim_server.py) and/or the fault injector on its UDP link (`franka_sim.restore_link()`
+  repairs a `dead@` link).
 
 A failing test that used the server gets the tail of the server's log in its report; the whole log
 stays in pytest's tmp directory (`franka_sim.log_path`).
@@ -23,42 +26,33 @@ stays in pytest's tmp directory (`franka_sim.log_path`).
 
 from __future__ import annotations
 
-import contextlib
-import faulthandler
-import ipaddress
 import itertools
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from sim_server import PROBE_FLUSH_S, ProbeEvent, parse_faults, publication_ratio, read_probe
 
-ROOT = Path(__file__).resolve().parents[2]
-VENV_SIM = Path(os.environ.get("JTAC_VENV_SIM", ROOT / ".venv-sim"))
-SIM_PYTHON = VENV_SIM / "bin" / "python"
-SIM_SERVER = Path(__file__).resolve().parent / "sim_server.py"
-MODEL = Path(__file__).resolve().parent / "fr3_nomesh.xml"
-FCI_PORT = 1337  # libfranka connects to this port, always
-READY_TIMEOUT_S = 30.0
-# franka-sim stands for the robot's controller, which never shares a CPU with the client: it runs at
-# SCHED_FIFO 50 where that is allowed (below jtac's hardware and controller threads, 80 / 70, as in
-# bench_franka_sim.py), so that a test's own load (a GIL-holding thread) cannot starve its command
-# receiver into communication_constraints_violation. Refused: normal priority and one warning.
-SERVER_FIFO_PRIORITY = 50
-STOP_TIMEOUT_S = 10.0
-# pylibfranka holds the GIL and libfranka waits without a timeout when the server is busy with another
-# client: a connect that hangs this long dumps every thread's stack and ends pytest, instead of hanging
-# CI. Normal connects take a few ms.
-CONNECT_WATCHDOG_S = 60.0
-LOG_TAIL_LINES = 60
+# The harness (launcher, addresses, probe readers) lives beside the launcher, where the benchmarks
+# import it too; test modules import `sim_server` through this path as well.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "franka_sim"))
+from franka_sim_harness import (
+    SIM_PYTHON,
+    VENV_SIM,
+    FrankaSim,
+    FrankaSimError,
+    clear_reflex,
+    connect,
+    start_server,
+)
+from sim_server import parse_faults, publication_ratio
+
 MARKER = "franka_sim"
+# Test servers take 127.<10 + slot>.x.y (franka_sim_harness.candidate_ips): apart from the benchmarks'
+# 127.40 and 127.72 and from 127.0.0.1.
+SECOND_OCTET = 10
+# How long a test waits for the previous test's client to leave its server before restarting it [s].
+CLIENT_LEFT_TIMEOUT_S = 2.0
 _LOG_NUMBERS = itertools.count(1)
 # The pool's servers take address slots 0-3 (one per enforcement setting); a test's own server (probe
 # or faults) takes one of the next eight in turn, so that a just-stopped server's TIME_WAIT
@@ -76,159 +70,28 @@ def pytest_configure(config):
     )
 
 
-# ---------------------------------------------------------------------------------------------------
-# The server process
-
-
-def _established_to(ip: str, port: int) -> int:
-    """TCP connections to ip:port in state ESTABLISHED, from /proc/net/tcp (the kernel's word)."""
-    want = f"{int(ipaddress.IPv4Address(ip)).to_bytes(4, 'big')[::-1].hex().upper()}:{port:04X}"
-    count = 0
-    with open("/proc/net/tcp") as table:
-        next(table)
-        for line in table:
-            fields = line.split()
-            # local_address, rem_address, st (01 = ESTABLISHED); the server's side of the connection
-            # has the listening address as its local address.
-            if fields[1] == want and fields[3] == "01":
-                count += 1
-    return count
-
-
-def _port_free(ip: str, port: int) -> bool:
-    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        probe.bind((ip, port))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
-
-
-def _candidate_ips(slot: int):
-    """Loopback addresses for server `slot` of this pytest process: 127.<10+slot>.<hi>.<lo> from the pid.
-
-    Never 127.0.0.1 (a developer's own franka-sim or robot stand-in listens there); the next addresses
-    are fallbacks for a pid-derived address that another process already uses.
-    """
-    pid = os.getpid()
-    for attempt in range(8):
-        n = pid + attempt * 7919
-        yield f"127.{10 + slot + 16 * attempt}.{(n // 254) % 256}.{n % 254 + 1}"
-
-
-@dataclass
-class FrankaSim:
-    """One running franka-sim server."""
-
-    ip: str
-    port: int
-    enforce_comm_constraints: bool
-    enforce_motion_limits: bool
-    log_path: Path
-    process: subprocess.Popen = field(repr=False)
-    startup_s: float = 0.0
-    restarts: int = 0
-    probe_path: Path | None = None  # the robot-side probe's JSON lines (probe=True)
-    faults: str = ""  # the fault spec on the server's UDP link (sim_server.parse_faults)
-
-    def probe_events(self) -> list[ProbeEvent]:
-        """The probe's events so far, in time order (after the writer's next flush)."""
-        if self.probe_path is None:
-            raise RuntimeError(f"franka-sim {self.ip} runs without the probe: mark the test probe=True")
-        time.sleep(3 * PROBE_FLUSH_S)
-        return read_probe(self.probe_path)
-
-    def restore_link(self) -> None:
-        """Repair a dead@ link (SIGUSR1 to the launcher): datagrams pass again, on every session."""
-        self.process.send_signal(signal.SIGUSR1)
-
-    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError as exc:
-            return f"(no log: {exc})"
-        return "\n".join(text.splitlines()[-lines:])
-
-    def clients(self) -> int:
-        """How many TCP clients are connected to the server right now."""
-        return _established_to(self.ip, self.port)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def _server_to_fifo() -> None:
-    """In the server's child process before exec: SCHED_FIFO, inherited by every thread it starts."""
-    with contextlib.suppress(OSError):  # no rtprio: the parent sees the policy and warns
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(SERVER_FIFO_PRIORITY))
-
-
 def _start_server(
     log_dir: Path, slot: int, comm: bool, motion: bool, probe: bool = False, faults: str = ""
 ) -> FrankaSim:
-    flags = [] if comm else ["--no-enforce-comm-constraints"]
-    flags += [] if motion else ["--no-enforce-motion-limits"]
     number = next(_LOG_NUMBERS)
-    probe_path = log_dir / f"franka_sim_{number}_probe.jsonl" if probe else None
-    flags += ["--probe", str(probe_path)] if probe_path else []
-    flags += ["--faults", faults] if faults else []
-    env = dict(os.environ, FR3_MJCF=str(MODEL), PYTHONUNBUFFERED="1")
-    # The launcher takes enforcement from its flags; franka-sim's own switches must not override them.
-    for name in ("FRANKA_SIM_ENFORCE_COMM_CONSTRAINTS", "FRANKA_SIM_ENFORCE_MOTION_LIMITS", "PYTHONPATH"):
-        env.pop(name, None)
-    failures = []
-    for ip in _candidate_ips(slot):
-        if not _port_free(ip, FCI_PORT):
-            failures.append(f"{ip}:{FCI_PORT} in use")
-            continue
-        log_path = log_dir / f"franka_sim_{number}_{ip}.log"
-        cmd = [str(SIM_PYTHON), str(SIM_SERVER), "--host", ip, "--parent-pid", str(os.getpid()), *flags]
-        t0 = time.monotonic()
-        with open(log_path, "wb") as log:
-            # Own session: a Ctrl-C aimed at pytest reaches the server only through the fixture's
-            # SIGTERM; --parent-pid makes it exit with pytest even if pytest is killed.
-            process = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                start_new_session=True, preexec_fn=_server_to_fifo,
-            )  # fmt: skip
-        if os.sched_getscheduler(process.pid) != os.SCHED_FIFO:
-            warnings.warn(
-                f"franka-sim on {ip} runs at normal priority (SCHED_FIFO {SERVER_FIFO_PRIORITY} refused): "
-                "under load its command receiver can be starved into communication_constraints_violation",
-                stacklevel=1,
-            )
-        sim = FrankaSim(ip, FCI_PORT, comm, motion, log_path, process, probe_path=probe_path, faults=faults)
-        while True:
-            text = log_path.read_text(errors="replace")
-            if any(line.startswith("READY ") for line in text.splitlines()):
-                sim.startup_s = time.monotonic() - t0
-                return sim
-            if process.poll() is not None:
-                if "already in use" in text:  # lost a race for the address: take the next one
-                    failures.append(f"{ip}:{FCI_PORT} taken while starting")
-                    break
-                pytest.fail(
-                    f"franka-sim on {ip} exited with {process.returncode} before READY; "
-                    f"log {log_path}:\n{sim.log_tail()}",
-                    pytrace=False,
-                )
-            if time.monotonic() - t0 > READY_TIMEOUT_S:
-                sim.stop()
-                pytest.fail(
-                    f"franka-sim on {ip} not READY within {READY_TIMEOUT_S:.0f} s; "
-                    f"log {log_path}:\n{sim.log_tail()}",
-                    pytrace=False,
-                )
-            time.sleep(0.02)
-    pytest.fail(f"no free loopback address for franka-sim: {'; '.join(failures)}", pytrace=False)
+    try:
+        sim = start_server(
+            lambda ip: log_dir / f"franka_sim_{number}_{ip}.log",
+            SECOND_OCTET + slot,
+            enforce_comm_constraints=comm,
+            enforce_motion_limits=motion,
+            probe_path=log_dir / f"franka_sim_{number}_probe.jsonl" if probe else None,
+            faults=faults,
+        )
+    except FrankaSimError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    if not sim.fifo_priority:
+        warnings.warn(
+            f"franka-sim on {sim.ip} runs at normal priority (SCHED_FIFO refused): under load its command "
+            "receiver can be starved into communication_constraints_violation",
+            stacklevel=1,
+        )
+    return sim
 
 
 class FrankaSimPool:
@@ -311,7 +174,7 @@ def franka_sim(request, franka_sim_pool):
     # franka-sim serves one client at a time, and libfranka waits for ever (holding the GIL) on a
     # server that is busy: a client leaked by an earlier test (a Robot kept alive by a traceback) is
     # ended by restarting the server.
-    if not _wait_no_clients(sim):
+    if not sim.wait_no_clients(CLIENT_LEFT_TIMEOUT_S):
         print(
             f"franka-sim {sim.ip}: a client from an earlier test is still connected (a Robot or "
             "ActiveControl object kept alive, e.g. by a traceback): restarting the server",
@@ -321,32 +184,14 @@ def franka_sim(request, franka_sim_pool):
     yield sim
 
 
-def _connect(pylibfranka, sim: FrankaSim):
-    faulthandler.dump_traceback_later(CONNECT_WATCHDOG_S, exit=True)
-    try:
-        return pylibfranka.Robot(sim.ip, pylibfranka.RealtimeConfig.kIgnore)
-    finally:
-        faulthandler.cancel_dump_traceback_later()
-
-
-def _wait_no_clients(sim: FrankaSim, timeout_s: float = 2.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while sim.clients():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 @pytest.fixture
 def franka_robot(franka_sim):
     """pylibfranka.Robot on `franka_sim`; errors recovered before and after the test."""
     pylibfranka = pytest.importorskip(
         "pylibfranka", reason="pylibfranka is not installed in this venv (requirements.txt pins it)"
     )
-    robot = _connect(pylibfranka, franka_sim)
-    if robot.read_once().robot_mode == pylibfranka.RobotMode.Reflex:
-        robot.automatic_error_recovery()
+    robot = connect(pylibfranka, franka_sim.ip)
+    clear_reflex(pylibfranka, robot)
     yield robot
     robot.automatic_error_recovery()
     mode = robot.read_once().robot_mode

@@ -7,18 +7,17 @@ either; the negative controls below show that the enforcement is really on.
 
 from __future__ import annotations
 
+import ipaddress
 import subprocess
 import textwrap
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
+from franka_sim_harness import MODEL, SIM_SERVER, candidate_ips
 
 pytestmark = pytest.mark.franka_sim
-
-MODEL = Path(__file__).resolve().parent / "fr3_nomesh.xml"
 
 # Where franka-sim 1.1.7 puts the arm (franka_sim.mujoco_franka_sim.ARM_INITIAL_Q); fr3_nomesh.xml's
 # "franka_sim_initial" key repeats it.
@@ -191,6 +190,17 @@ def test_enforcement_off_lets_the_step_through(franka_robot, franka_sim):
     np.testing.assert_allclose(state.q[3], stepped[3], atol=2e-3)
 
 
+def test_server_addresses_stay_on_loopback_and_apart():
+    """franka_sim_harness.candidate_ips: in 127.0.0.0/8, never 127.0.0.1, one per slot and attempt."""
+    for pid in (1, 253, 254, 4_194_303):
+        per_slot = {second: list(candidate_ips(second, pid=pid)) for second in range(10, 22)}
+        every = [ip for ips in per_slot.values() for ip in ips]
+        assert len(set(every)) == len(every)
+        for ip in every:
+            assert ipaddress.ip_address(ip) in ipaddress.ip_network("127.0.0.0/8")
+            assert ip != "127.0.0.1"
+
+
 def test_launcher_refuses_the_network(franka_sim_python):
     """sim_server.py's audit hook stops anything that could leave loopback before it happens."""
     probe = textwrap.dedent(
@@ -216,7 +226,7 @@ def test_launcher_refuses_the_network(franka_sim_python):
         """
     )
     out = subprocess.run(
-        [str(franka_sim_python), "-c", probe, str(MODEL.parent)],
+        [str(franka_sim_python), "-c", probe, str(SIM_SERVER.parent)],
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert out.splitlines() == [

@@ -345,8 +345,7 @@ def test_a_goal_through_the_ros_node_on_franka_sim(franka_sim):
             ros_now_s=node.get_clock().now().nanoseconds * 1e-9,
             controller_now_s=controller.controller_time(),
         )
-        core_goal.pop("notes", None)
-        result = controller.submit(core_goal).result(timeout=15.0)
+        result = controller.submit(core_goal.goal).result(timeout=15.0)
         assert result.ok, result.message
         assert controller.hardware_error is None
         assert node.trigger_deactivate() == TransitionCallbackReturn.SUCCESS

@@ -410,24 +410,17 @@ def _stream_quintic(controller, move_s: float = 4.0, rate_hz: float = 125.0) -> 
             stream.send(q0 + JTAC_DELTA_RAD * (10 * s**3 - 15 * s**4 + 6 * s**5), sampled_at_s=tc)
             next_send += 1.0 / rate_hz
             time.sleep(max(0.0, next_send - time.monotonic()))
+        print(f"stream: {stream.late_targets} late targets, delay {stream.target_delay_s * 1e3:.1f} ms")
         return stream.targets_taken
 
 
-@pytest.mark.xfail(
-    reason="open jtac defect, 1 % loss each way under a 125 Hz stream: targets are now stamped with the "
-    "controller time they are sampled for (send(sampled_at_s=...)) through a clock map that follows the "
-    "robot's rate (ClockMap), and reach the loop C2 (lockstep: ~4 rad/s^3); on franka-sim the stream "
-    "lasts 2-4x longer before a reflex (1 of 3 runs passed, 2026-12-01) but its clock runs at 60-98 % of "
-    "the host's, unevenly, so a host-paced sender's targets arrive faster or slower than the robot "
-    "plays them and the placement delay is re-set when the command catches up with its last target: "
-    "the limiter shapes those joins (25-290 activations a run) and a lost command among them trips "
-    "velocity/acceleration discontinuity. Needs a placement that absorbs a rate mismatch smoothly.",
-    strict=False,
-)
 @pytest.mark.franka_sim(probe=True, faults="loss=1% seed=3")
 def test_jtac_125_hz_stream_survives_1_percent_loss_each_way(franka_sim):
     # The stream's reconstruction (StreamLaw) runs on the robot's time: a cycle after a lost state
-    # advances it by the periods that passed.
+    # advances it by the periods that passed. The sender is paced by the host's clock and franka-sim's
+    # runs unevenly against it, so targets reach the loop early or late against their stamps: each
+    # keeps its own time and the placement delay grows as a smooth time warp (ChunkStream), so the
+    # command reaches the limiter C² and a lost command finds nothing for the robot to reject.
     arm, c = _jtac(franka_sim)
     try:
         taken = _stream_quintic(c)

@@ -5,7 +5,7 @@ cycle without a command and stop after 20 in a row (libfranka docs/system_requir
 is held to the strict reading: its first command answers the first or second state the robot sends
 in Move mode (the first one is consumed by libfranka's startMotion itself), for the first motion on an
 arm, a second Controller on the same arm, and the motion after automatic_error_recovery(). The probe
-(test/franka/sim_server.py) stamps every datagram in the simulator process: Move accepted, each
+(tools/franka_sim/sim_server.py) stamps every datagram in the simulator process: Move accepted, each
 state sent, each command received.
 """
 

@@ -37,12 +37,12 @@ def rig():
 
 def _stamped_path(c, delta_rad=0.1, duration_s=4.0):
     """A rest-to-rest quintic of joint 4 from where the arm is, stamped at the controller's next cycle:
-    a dict the same way a ROS client would re-send it (same points, same stamp)."""
+    a goal the same way a ROS client would re-send it (same points, same stamp)."""
     q0 = c.state.q_ref
     goal_q = q0.copy()
     goal_q[JOINT] += delta_rad
     goal = Trajectory.quintic(q0, goal_q, duration_s).to_goal(c.joint_names)
-    goal["start_time_s"] = c.state.time + DT
+    goal.start_time_s = c.state.time + DT
     return goal
 
 

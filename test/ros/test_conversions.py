@@ -1,4 +1,4 @@
-"""jtac_ros.conversions: ROS goals -> core goal dicts, controller state -> ROS messages (no DDS)."""
+"""jtac_ros.conversions: ROS goals -> the core's typed goals, controller state -> ROS messages (no DDS)."""
 
 import math
 
@@ -44,6 +44,15 @@ def _convert(goal, **kwargs):
     kwargs.setdefault("ros_now_s", ROS_NOW)
     kwargs.setdefault("controller_now_s", 12.0)
     return conv.core_goal_from_admittance_goal(goal, **kwargs)
+
+
+def _point_fields(point):
+    """A GoalPoint's fields that are given (an empty list = not given)."""
+    fields = {"time_from_start_s": point.time_from_start_s}
+    for name in ("positions_rad", "velocities_rad_s", "accelerations_rad_s2", "effort"):
+        if getattr(point, name):
+            fields[name] = getattr(point, name)
+    return fields
 
 
 def _convert_fjt(goal, **kwargs):
@@ -92,10 +101,11 @@ def test_points_convert_units_and_leave_out_what_is_not_given():
             _point(1.75, [0.5, 0.6], velocities=[0.0, 0.0], accelerations=[3.0, 4.0]),
         ],
     )
-    core = _convert(goal)
-    trajectory = core["trajectory"]
-    assert trajectory["joint_names"] == ["j1", "j2"]
-    assert trajectory["points"] == [
+    converted = _convert(goal)
+    core = converted.goal
+    trajectory = core.trajectory
+    assert trajectory.joint_names == ["j1", "j2"]
+    assert [_point_fields(p) for p in trajectory.points] == [
         {"time_from_start_s": 0.25, "positions_rad": [0.1, 0.2]},
         {"time_from_start_s": 0.5, "positions_rad": [0.3, 0.4], "velocities_rad_s": [1.0, 2.0]},
         {
@@ -105,23 +115,26 @@ def test_points_convert_units_and_leave_out_what_is_not_given():
             "accelerations_rad_s2": [3.0, 4.0],
         },
     ]
-    assert trajectory["start_time_s"] == 0.0  # zero stamp: start when the controller takes it
-    assert trajectory["goal_time_tolerance_s"] == 0.0
-    assert "path_tolerance_rad" not in trajectory and "goal_tolerance_rad" not in trajectory
+    assert trajectory.start_time_s == 0.0  # zero stamp: start when the controller takes it
+    assert trajectory.goal_time_tolerance_s == 0.0
+    # Empty: the core applies the parameter defaults.
+    assert trajectory.path_tolerance_rad == [] and trajectory.goal_tolerance_rad == []
     # A plain trajectory client never touches admittance_parameters: no tip, goal-level defaults.
-    assert core["tips"] == []
-    assert core["joint_damping_per_s"] == 0.0
-    assert core["absolute_force_torque_threshold"] is None
-    assert core["notes"] == []
+    assert core.tips == []
+    assert core.joint_damping_per_s == 0.0
+    assert core.absolute_force_torque_threshold == []
+    assert converted.notes == ()
+    assert converted.duration_s == 1.75
 
 
 def test_effort_is_passed_on_for_the_core_to_refuse():
     goal = FollowJointTrajectoryWithAdmittance.Goal()
     goal.trajectory = _trajectory(["j1"], [_point(1.0, [0.1]), _point(2.0, [0.2], effort=[1.0])])
-    core = _convert(goal)
-    assert "effort" not in core["trajectory"]["points"][0]
-    assert core["trajectory"]["points"][1]["effort"] == [1.0]
-    assert core["notes"] == []
+    converted = _convert(goal)
+    points = converted.goal.trajectory.points
+    assert points[0].effort == []
+    assert points[1].effort == [1.0]
+    assert converted.notes == ()
 
 
 @pytest.mark.parametrize(
@@ -135,10 +148,10 @@ def test_effort_is_passed_on_for_the_core_to_refuse():
 def test_header_stamp_maps_through_the_clock_offset(stamp, expected_start_s):
     goal = FollowJointTrajectoryWithAdmittance.Goal()
     goal.trajectory = _trajectory(["j1"], [_point(1.0, [0.1])], stamp=stamp)
-    start = _convert(goal)["trajectory"]["start_time_s"]
+    start = _convert(goal).goal.trajectory.start_time_s
     assert start == pytest.approx(expected_start_s, abs=1e-9)
     # ros_now as plain seconds gives the same within float resolution of the epoch time.
-    start_s = _convert(goal, ros_now_s=conv.time_to_s(ROS_NOW))["trajectory"]["start_time_s"]
+    start_s = _convert(goal, ros_now_s=conv.time_to_s(ROS_NOW)).goal.trajectory.start_time_s
     assert start_s == pytest.approx(expected_start_s, abs=1e-6)
 
 
@@ -169,11 +182,11 @@ def test_tolerances_pass_through_in_trajectory_joint_order():
     goal.goal_tolerance = [0.03, 0.01, 0.02]
     goal.goal_time_tolerance = Duration(sec=1, nanosec=250_000_000)
     goal.absolute_force_torque_threshold = [10.0, 11.0, 12.0, 1.0, 2.0, 3.0]
-    trajectory = (core := _convert(goal))["trajectory"]
-    assert trajectory["path_tolerance_rad"] == [0.3, 0.1, 0.2]
-    assert trajectory["goal_tolerance_rad"] == [0.03, 0.01, 0.02]
-    assert trajectory["goal_time_tolerance_s"] == 1.25
-    assert core["absolute_force_torque_threshold"] == [10.0, 11.0, 12.0, 1.0, 2.0, 3.0]
+    trajectory = (core := _convert(goal).goal).trajectory
+    assert trajectory.path_tolerance_rad == [0.3, 0.1, 0.2]
+    assert trajectory.goal_tolerance_rad == [0.03, 0.01, 0.02]
+    assert trajectory.goal_time_tolerance_s == 1.25
+    assert core.absolute_force_torque_threshold == [10.0, 11.0, 12.0, 1.0, 2.0, 3.0]
 
 
 def _admittance(**fields):
@@ -202,24 +215,22 @@ def test_tips_keep_their_order_and_fields():
         x=0.0, y=0.0, z=0.7071068, w=0.7071068
     )
     goal.additional_tips = [_admittance(end_effector_frame="right_ee", mass=[2.0] * 6, joint_damping=3.0)]
-    core = _convert(goal)
-    notes = core["notes"]
-    assert core["joint_damping_per_s"] == 0.5
-    assert len(core["tips"]) == 2
-    first, second = core["tips"]
-    assert first == {
-        "end_effector_frame": "left_ee",
-        "mass": [1.0] * 6,
-        "stiffness": [100.0] * 6,
-        "damping": [20.0] * 6,
-        "selected_axes": [False, False, True, False, False, False],
-        "ee_pose_control": ([0.0, 0.0, 0.1], [0.0, 0.0, 0.7071068, 0.7071068]),
-        "end_effector_mass_kg": 1.5,
-        "end_effector_cog_m": [0.0, 0.0, 0.05],
-        "absolute_force_torque_threshold": [30.0, 30.0, 30.0, 5.0, 5.0, 5.0],
-    }
-    assert second["end_effector_frame"] == "right_ee" and second["mass"] == [2.0] * 6
-    assert second["selected_axes"] == [] and second["absolute_force_torque_threshold"] == []
+    converted = _convert(goal)
+    core, notes = converted.goal, converted.notes
+    assert core.joint_damping_per_s == 0.5
+    assert len(core.tips) == 2
+    first, second = core.tips
+    assert first.end_effector_frame == "left_ee"
+    assert first.mass == [1.0] * 6 and first.stiffness == [100.0] * 6 and first.damping == [20.0] * 6
+    assert first.selected_axes == [False, False, True, False, False, False]
+    np.testing.assert_allclose(
+        first.ee_pose_control,
+        _native.TipGoal(ee_pose_control=([0.0, 0.0, 0.1], [0.0, 0.0, 0.7071068, 0.7071068])).ee_pose_control,
+    )
+    assert first.end_effector_mass_kg == 1.5 and first.end_effector_cog_m == [0.0, 0.0, 0.05]
+    assert first.absolute_force_torque_threshold == [30.0, 30.0, 30.0, 5.0, 5.0, 5.0]
+    assert second.end_effector_frame == "right_ee" and second.mass == [2.0] * 6
+    assert second.selected_axes == [] and second.absolute_force_torque_threshold == []
     # Only one joint damping per goal: the additional tip's is reported, not used.
     assert len(notes) == 1 and "additional_tips[0].joint_damping" in notes[0]
 
@@ -228,10 +239,10 @@ def test_a_default_first_tip_stays_as_a_placeholder_next_to_additional_tips():
     goal = FollowJointTrajectoryWithAdmittance.Goal()
     goal.trajectory = _trajectory(["j1"], [_point(1.0, [0.1])])
     goal.additional_tips = [_admittance(mass=[2.0] * 6, selected_axes=[True] * 6)]
-    tips = _convert(goal)["tips"]
+    tips = _convert(goal).goal.tips
     assert len(tips) == 2
-    assert tips[0]["mass"] == [] and tips[0]["selected_axes"] == []
-    assert tips[1]["selected_axes"] == [True] * 6
+    assert tips[0].mass == [] and tips[0].selected_axes == []
+    assert tips[1].selected_axes == [True] * 6
 
 
 def test_zero_quaternion_means_identity():
@@ -259,11 +270,11 @@ def test_any_set_field_makes_a_tip(field):
     goal = FollowJointTrajectoryWithAdmittance.Goal()
     goal.trajectory = _trajectory(["j1"], [_point(1.0, [0.1])])
     goal.admittance_parameters = _admittance(**field)
-    assert len(_convert(goal)["tips"]) == 1
+    assert len(_convert(goal).goal.tips) == 1
     # joint_damping is the goal's: alone it makes no tip.
     goal.admittance_parameters = _admittance(joint_damping=2.0)
-    core = _convert(goal)
-    assert core["tips"] == [] and core["joint_damping_per_s"] == 2.0
+    core = _convert(goal).goal
+    assert core.tips == [] and core.joint_damping_per_s == 2.0
 
 
 # ================================================================================ control_msgs goal
@@ -287,21 +298,22 @@ def test_joint_tolerance_semantics_in_trajectory_joint_order():
         JointTolerance(name="j3", position=-0.5),  # passed on: the core refuses it, naming j3
     ]
     goal.goal_time_tolerance = Duration(sec=2, nanosec=0)
-    core = _convert_fjt(goal)
-    trajectory = core["trajectory"]
-    assert trajectory["path_tolerance_rad"] == [math.inf, 0.1, 0.2]
-    assert trajectory["goal_tolerance_rad"] == [-0.5, 0.01, 0.25]
-    assert trajectory["goal_time_tolerance_s"] == 2.0
-    assert core["tips"] == [] and core["absolute_force_torque_threshold"] is None
-    assert core["notes"] == []
+    converted = _convert_fjt(goal)
+    core = converted.goal
+    trajectory = core.trajectory
+    assert trajectory.path_tolerance_rad == [math.inf, 0.1, 0.2]
+    assert trajectory.goal_tolerance_rad == [-0.5, 0.01, 0.25]
+    assert trajectory.goal_time_tolerance_s == 2.0
+    assert core.tips == [] and core.absolute_force_torque_threshold == []
+    assert converted.notes == ()
 
 
 def test_defaults_as_sequence_or_number():
     goal = _fjt_goal()
     goal.path_tolerance = [JointTolerance(name="j2", position=0.0)]
     core = _convert_fjt(goal, default_path_tolerance_rad=[0.1, 0.2, 0.3], default_goal_tolerance_rad=0.05)
-    assert core["trajectory"]["path_tolerance_rad"] == [0.3, 0.1, 0.2]
-    assert "goal_tolerance_rad" not in core["trajectory"]  # no JointTolerance: the core's defaults
+    assert core.goal.trajectory.path_tolerance_rad == [0.3, 0.1, 0.2]
+    assert core.goal.trajectory.goal_tolerance_rad == []  # no JointTolerance: the core's defaults
     with pytest.raises(ValueError, match="default_path_tolerance_rad has 2 values"):
         _convert_fjt(goal, default_path_tolerance_rad=[0.1, 0.2])
 
@@ -336,8 +348,8 @@ def test_unsupported_tolerance_components_are_noted():
     ]
     goal.component_goal_tolerance = [JointComponentTolerance(joint_name="base", component=1, position=0.1)]
     core = _convert_fjt(goal)
-    notes = core["notes"]
-    assert core["trajectory"]["path_tolerance_rad"] == [0.3, 0.1, 0.1]
+    notes = core.notes
+    assert core.goal.trajectory.path_tolerance_rad == [0.3, 0.1, 0.1]
     assert len(notes) == 2
     assert "path_tolerance[0].velocity" in notes[0] and "'j1'" in notes[0]
     assert "component_goal_tolerance" in notes[1]
@@ -346,7 +358,7 @@ def test_unsupported_tolerance_components_are_noted():
 def test_fjt_stamp_maps_like_the_admittance_goal():
     goal = _fjt_goal()
     goal.trajectory.header.stamp = Time(sec=1_700_000_001, nanosec=0)
-    assert _convert_fjt(goal, controller_now_s=3.0)["trajectory"]["start_time_s"] == pytest.approx(3.5)
+    assert _convert_fjt(goal, controller_now_s=3.0).goal.trajectory.start_time_s == pytest.approx(3.5)
 
 
 # ================================================================================ state messages
@@ -478,9 +490,8 @@ def controller():
 
 
 def _submit(controller, converted):
-    converted = dict(converted)
-    assert converted.pop("notes") == []
-    return controller._core.submit_goal(_native.JtacGoal(**converted), controller.state.time)
+    assert converted.notes == ()
+    return controller._core.submit_goal(converted.goal, controller.state.time)
 
 
 def _run_to_result(controller, goal_id, seconds):
@@ -530,7 +541,7 @@ def test_converted_admittance_goal_is_accepted_and_executed_by_the_core(controll
         controller_now_s=controller.state.time,
         controller_joint_names=controller.joint_names,
     )
-    assert converted["trajectory"]["start_time_s"] == pytest.approx(controller.state.time + 0.1)
+    assert converted.goal.trajectory.start_time_s == pytest.approx(controller.state.time + 0.1)
     result = _submit(controller, converted)
     assert result.code == _native.ResultCode.SUCCESSFUL, result.message
     event = _run_to_result(controller, result.goal_id, 3.0)
@@ -571,3 +582,101 @@ def test_values_are_left_to_the_core_which_names_the_joint(controller):
     result = _submit(controller, converted)
     assert result.code == _native.ResultCode.INVALID_GOAL
     assert bad_joint in result.message and "-0.5" in result.message
+
+
+# ================================================================================ one goal, three paths
+
+
+def _goal_fields(goal):
+    """Every field of a JtacGoal, as plain values to compare."""
+    trajectory = goal.trajectory
+    return {
+        "joint_names": trajectory.joint_names,
+        "points": [_point_fields(p) for p in trajectory.points],
+        "start_time_s": trajectory.start_time_s,
+        "path_tolerance_rad": trajectory.path_tolerance_rad,
+        "goal_tolerance_rad": trajectory.goal_tolerance_rad,
+        "goal_time_tolerance_s": trajectory.goal_time_tolerance_s,
+        "tips": [
+            {
+                "end_effector_frame": t.end_effector_frame,
+                "mass": t.mass,
+                "stiffness": t.stiffness,
+                "damping": t.damping,
+                "selected_axes": t.selected_axes,
+                "ee_pose_control": t.ee_pose_control.tolist(),
+                "end_effector_mass_kg": t.end_effector_mass_kg,
+                "end_effector_cog_m": t.end_effector_cog_m,
+                "absolute_force_torque_threshold": t.absolute_force_torque_threshold,
+            }
+            for t in goal.tips
+        ],
+        "joint_damping_per_s": goal.joint_damping_per_s,
+        "absolute_force_torque_threshold": goal.absolute_force_torque_threshold,
+    }
+
+
+def test_the_python_api_the_ros_action_and_a_goal_file_build_the_same_goal():
+    """One compliant goal without damping, written three ways: the Python API's arguments, the ROS
+    action's message, a goal file (sent as that message). All three get the critical damping."""
+    from jtac_py import goals
+    from jtac_ros.goal_file import goal_from_dict
+
+    names = ["j1", "j2"]
+    mass, stiffness = [4.0, 4.0, 4.0, 1.0, 1.0, 1.0], [400.0, 400.0, 400.0, 50.0, 50.0, 50.0]
+    axes = [True, True, True, False, False, False]
+    python_api = goals.jtac_goal(
+        {"joint_names": names, "points": [{"positions": [0.1, 0.2], "time_from_start": 1.5}]},
+        names,
+        # end_effector_cog_m: the message's float64[3] is never empty (no payload: mass 0 at the origin).
+        admittance={
+            "mass": mass,
+            "stiffness": stiffness,
+            "selected_axes": axes,
+            "end_effector_cog_m": [0.0] * 3,
+        },
+        tolerances={"path": [0.1, 0.2], "goal": 0.01, "goal_time": 0.5},
+        thresholds=[30.0, 30.0, 30.0, 5.0, 5.0, 5.0],
+        joint_damping_per_s=0.5,
+    )
+
+    message = FollowJointTrajectoryWithAdmittance.Goal()
+    message.trajectory = _trajectory(names, [_point(1.5, [0.1, 0.2])])
+    message.path_tolerance = [0.1, 0.2]
+    message.goal_tolerance = [0.01, 0.01]
+    message.goal_time_tolerance = conv.s_to_duration(0.5)
+    message.absolute_force_torque_threshold = [30.0, 30.0, 30.0, 5.0, 5.0, 5.0]
+    message.admittance_parameters = _admittance(
+        mass=mass, stiffness=stiffness, selected_axes=axes, joint_damping=0.5
+    )
+    ros_action = _convert(message).goal
+
+    goal_file = goal_from_dict(
+        {
+            "joint_names": names,
+            "points": [{"positions": [0.1, 0.2], "time_from_start": 1.5}],
+            "tolerances": {"path": [0.1, 0.2], "goal": 0.01, "goal_time": 0.5},
+            "thresholds": [30, 30, 30, 5, 5, 5],
+            "admittance": {"mass": mass, "stiffness": stiffness, "selected_axes": axes, "joint_damping": 0.5},
+        },
+        now_ns=0,
+    )
+    from_file = _convert(goal_file).goal
+
+    expected = _goal_fields(python_api)
+    # 2·sqrt(M·K): 2·sqrt(4 kg · 400 N/m), 2·sqrt(1 kg·m² · 50 N·m/rad)
+    assert expected["tips"][0]["damping"] == pytest.approx([80.0] * 3 + [2.0 * math.sqrt(50.0)] * 3)
+    assert _goal_fields(ros_action) == expected
+    assert _goal_fields(from_file) == expected
+
+
+def test_an_admittance_goal_without_damping_gets_the_critical_damping():
+    goal = FollowJointTrajectoryWithAdmittance.Goal()
+    goal.trajectory = _trajectory(["j1"], [_point(1.0, [0.1])])
+    goal.admittance_parameters = _admittance(mass=[2.0] * 6, stiffness=[200.0] * 6, selected_axes=[True] * 6)
+    (tip,) = _convert(goal).goal.tips
+    assert tip.damping == pytest.approx([40.0] * 6)  # 2·sqrt(2 kg · 200 N/m)
+    # Given damping is kept, and empty selected_axes stays empty (the tip only tracks the trajectory).
+    goal.admittance_parameters = _admittance(mass=[2.0] * 6, stiffness=[200.0] * 6, damping=[5.0] * 6)
+    (tip,) = _convert(goal).goal.tips
+    assert tip.damping == [5.0] * 6 and tip.selected_axes == []

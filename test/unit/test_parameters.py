@@ -617,3 +617,8 @@ def test_cli(tmp_path, capsys):
     assert main(["--check-docs", "--docs", str(docs)]) == 0
     docs.write_text("stale\n", encoding="utf-8")
     assert main(["--check-docs", "--docs", str(docs)]) == 1
+
+
+def test_generated_cpp_and_docs_are_current():
+    # jtac::Params (jtac_parameters.hpp), its binding and docs/parameters.md: `--write` regenerates them.
+    assert main(["--check"]) == 0, "run: python -m jtac_py.parameters --write"

@@ -288,7 +288,13 @@ def test_bad_tool_parameters_are_rejected():
 
 def test_committed_files_equal_the_generator_output():
     files = generate.expected_files()
-    assert sorted(p.name for p in files) == ["fr3.urdf", "fr3.xml", "panda.urdf", "panda.xml"]
+    assert sorted(p.name for p in files) == [
+        "fr3.urdf",
+        "fr3.xml",
+        "panda.urdf",
+        "panda.xml",
+        "robot_limits.hpp",
+    ]
     for path, text in files.items():
         assert path.read_text(encoding="utf-8") == text, f"{path} is stale: python -m jtac_py.robots.generate"
     assert generate.main(["--check"]) == 0

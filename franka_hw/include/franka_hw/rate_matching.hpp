@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "franka_hw/device.hpp"
+#include "franka_hw/robot_limits.hpp"
 
 namespace jtac::hw {
 
@@ -44,34 +45,31 @@ struct JointLimits {
 /// subtracted from the envelope's velocity, so the robot's bound is this much inside the formula.
 inline constexpr double kJointVelocityLimitsToleranceRadS = 1e-3;
 
-/// The FR3's published joint limits: jtac_py/robots/tables.py `FR3` (dq_max_rad_s, ddq_max_rad_s2,
-/// dddq_max_rad_s3: [FD] joint_limits.yaml, [FCI]/[LF] >= 0.10 kMaxJointAcceleration/kMaxJointJerk),
-/// and its position-based velocity envelope: the joint ranges, velocity offsets and deceleration
-/// limits of the FR3 URDF that libfranka >= 0.15 reads them from (franka-sim 1.1.7 models/fr3.urdf,
-/// limits/tables.py; the same numbers as libfranka >= 0.10's deprecated
-/// computeUpperLimitsJointVelocity, which folds in 2·d, and as tables.py `velocity_bound_coeffs`).
+/// The FR3's published joint limits (robot_limits.hpp, generated from jtac_py/robots/tables.py `FR3`:
+/// dq_max_rad_s, ddq_max_rad_s2, dddq_max_rad_s3 from [FD] joint_limits.yaml, [FCI]/[LF] >= 0.10
+/// kMaxJointAcceleration/kMaxJointJerk) and its position-based velocity envelope: the joint ranges,
+/// velocity offsets and deceleration limits of the FR3 URDF that libfranka >= 0.15 reads them from
+/// (tables.py `velocity_bound_coeffs`, the same numbers as libfranka >= 0.10's deprecated
+/// computeUpperLimitsJointVelocity, which folds in 2·d). The envelope's range is the URDF's, a few
+/// mrad wider than the published joint range.
 inline constexpr JointLimits kFr3Limits = {
-    {2.62, 2.62, 2.62, 2.62, 5.26, 4.18, 5.26},
-    {10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0},
-    {5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0},
-    true,
-    {-2.7501, -1.7918, -2.9065, -3.0481, -2.8101, 0.54092, -3.0196},
-    {2.7501, 1.7918, 2.9065, -0.1458, 2.8101, 4.5205, 3.0196},
-    {0.30, 0.20, 0.20, 0.30, 0.35, 0.35, 0.35},
-    {6.0, 2.585, 3.5, 4.0, 17.0, 5.5, 17.0},
+    .dq_max_rad_s = robot_limits::fr3::kDqMaxRadS,
+    .ddq_max_rad_s2 = robot_limits::fr3::kDdqMaxRadS2,
+    .dddq_max_rad_s3 = robot_limits::fr3::kDddqMaxRadS3,
+    .position_based_velocity_limits = robot_limits::fr3::kPositionBasedVelocityLimits,
+    .q_min_rad = robot_limits::fr3::kEnvelopeQMinRad,
+    .q_max_rad = robot_limits::fr3::kEnvelopeQMaxRad,
+    .velocity_offset_rad_s = robot_limits::fr3::kVelocityOffsetRadS,
+    .deceleration_limit_rad_s2 = robot_limits::fr3::kDecelerationLimitRadS2,
 };
 
-/// The Panda's (FER) published joint limits: jtac_py/robots/tables.py `PANDA` ([FCI]/[LF] 0.9); its
-/// velocity bound is the constant dq_max (no position-based envelope).
+/// The Panda's (FER) published joint limits (robot_limits.hpp, from jtac_py/robots/tables.py `PANDA`,
+/// [FCI]/[LF] 0.9); its velocity bound is the constant dq_max (no position-based envelope).
 inline constexpr JointLimits kPandaLimits = {
-    {2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61},
-    {15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0},
-    {7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0},
-    false,
-    {},
-    {},
-    {},
-    {},
+    .dq_max_rad_s = robot_limits::panda::kDqMaxRadS,
+    .ddq_max_rad_s2 = robot_limits::panda::kDdqMaxRadS2,
+    .dddq_max_rad_s3 = robot_limits::panda::kDddqMaxRadS3,
+    .position_based_velocity_limits = robot_limits::panda::kPositionBasedVelocityLimits,
 };
 
 /// Per-joint velocity/acceleration/jerk limiter on a position reference, one device period a step.

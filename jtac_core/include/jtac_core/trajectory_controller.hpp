@@ -237,22 +237,76 @@ class TrajectoryController {
   bool is_active() const noexcept { return active_.load(std::memory_order_acquire); }
 
  private:
-  // Real-time helpers.
+  /// Why the active goal ends or brakes: the event it ends with, its code and detail, and the joint
+  /// (or axis), value and limit the reason is about (−1 and 0 where there is none).
+  struct StopRequest {
+    EventType outcome = EventType::kGoalAborted;
+    ResultCode code = ResultCode::kSuccessful;
+    EventDetail detail = EventDetail::kNone;
+    int joint = -1;
+    double value = 0.0;
+    double limit = 0.0;
+  };
+
+  // One cycle, in the order update() calls them; all real-time safe. The `inline` ones are defined and
+  // called only in trajectory_controller_update.cpp, so that the compiler folds them into update()
+  // (the cycle's instruction count stays that of one function, malloc_tests/callgrind_update.sh).
   void apply_parameters(const ControllerParameters& p) noexcept;
+  // The first non-finite measured position or velocity (detail, joint, value); detail kNone = none.
+  inline Event first_non_finite_measurement(const JointVector& position_rad,
+                                            const JointVector& velocity_rad_s) const noexcept;
+  // The first cycle after activation: the command starts at activate()'s position, else the measured one.
+  inline void initialize_command(double time_s, double period_s, const JointVector& position_rad) noexcept;
+  // Requests that change the mode: a cancel, a new goal, a stop of the seams, a bad measurement.
+  // Returns whether a goal was taken this cycle.
+  inline bool serve_requests(double time_s, double period_s, double scale_mid, const Event& measured_fault,
+                             const CycleSeams& seams) noexcept;
+  // Waiting → executing at the start time, then one cycle of execution or of settling.
+  // `check_path`: the measurement is finite, so the path tolerance can be judged.
+  inline void advance_goal(double time_s, double period_s, double scale_mid, const TimeScale& ts,
+                           bool taken_this_cycle, const JointVector& position_rad, bool check_path) noexcept;
+  inline void execute(double time_s, const TimeScale& ts, const JointVector& position_rad,
+                      bool check_path) noexcept;
+  // The trajectory's end: success, the goal tolerance's verdict, settling, or a brake from a moving point.
+  inline void reach_end(double time_s, const JointVector& position_rad) noexcept;
+  inline void settle(double time_s, double elapsed_s, const JointVector& position_rad,
+                     bool check_path) noexcept;
+  // The reference of this cycle for the mode; true when the command carries this cycle's offset.
+  inline bool step_reference(double time_s) noexcept;
+  // The brake reached rest: the braked goal's result, idle from this cycle on.
+  inline void end_stop(double time_s) noexcept;
+  // out.command = reference + joint offset; a non-finite offset brakes with ADMITTANCE_ERROR.
+  inline void apply_offset(double time_s, const CycleSeams& seams, bool command_has_offset,
+                           ControllerOutput& out) noexcept;
+  // The final guard: nothing non-finite leaves; holds the last finite command and brakes.
+  inline UpdateStatus guard_command(double time_s, ControllerOutput& out) noexcept;
+  inline void write_output(double time_s, const JointVector& position_rad, const TimeScale& ts,
+                           ControllerOutput& out) noexcept;
+
+  // Goal intake (trajectory_controller_intake.cpp).
   // `fault`: the first non-finite input of this cycle (detail kNone = none), which refuses a goal.
   void handle_new_goal(double time_s, double period_s, double scale_mid, const Event& fault) noexcept;
+  // The active path at this cycle's time (path_now_traj_, path_now_): what the reference would be
+  // without a new goal.
+  void sample_active_path(double period_s, double scale_mid) noexcept;
+  // Emits the goal's refusal and drops it from the mailbox.
+  void decline_goal(EventDetail detail, ResultCode code, std::uint64_t goal_id, int joint, double value,
+                    double limit, double time_s) noexcept;
+  // Takes the checked goal out of the mailbox: executing from τ = tau_s, or waiting when τ < 0.
+  void take_goal(double time_s, std::uint64_t goal_id, double tau_s, double start_s) noexcept;
   bool check_candidate(PreparedGoal& goal, double time_s, double tau_s, bool from_motion) noexcept;
   // What jtac interpolates itself — the segment before a goal's first point, a positions-only
   // spline — between trajectory times from and to stays within the robot's limits.
   bool check_interpolation_limits(const PreparedGoal& goal, double time_s, double from_tau_s,
                                   double to_tau_s) noexcept;
-  void start_goal(double time_s, double tau_s) noexcept;
-  void begin_stop(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
-                  double value, double limit) noexcept;
-  void finish_goal(double time_s, EventType outcome, ResultCode code, EventDetail detail, int joint,
-                   double value, double limit) noexcept;
+
+  // Stops, results and events (trajectory_controller_update.cpp).
+  void begin_stop(double time_s, const StopRequest& request) noexcept;
+  void finish_goal(double time_s, const StopRequest& request) noexcept;
   void emit(EventType type, EventDetail detail, ResultCode code, std::uint64_t goal_id, int joint,
             double value, double limit, double time_s, double stop_duration_s = 0.0) noexcept;
+  // The goal's result event for `request`.
+  void emit_result(const StopRequest& request, std::uint64_t goal_id, double time_s) noexcept;
   bool first_out_of_tolerance(const JointVector& reference, const JointVector& measured,
                               const JointVector& tolerance, int& joint, double& deviation) const noexcept;
   void hold(JointTrajectoryState& state) const noexcept;
@@ -296,12 +350,7 @@ class TrajectoryController {
   StopTrajectory stop_;
   double stop_start_s_ = 0.0;
   JointVector stop_decel_rad_s2_ = JointVector::Zero(0);
-  EventType stop_outcome_ = EventType::kGoalAborted;
-  ResultCode stop_code_ = ResultCode::kSuccessful;
-  EventDetail stop_detail_ = EventDetail::kNone;
-  int stop_joint_ = -1;
-  double stop_value_ = 0.0;
-  double stop_limit_ = 0.0;
+  StopRequest stop_reason_;  // the result the brake ends with
   bool stop_has_goal_ = false;
   JointTrajectoryState last_command_;  // last emitted (finite) command
   double last_command_time_s_ = 0.0;   // controller clock of last_command_

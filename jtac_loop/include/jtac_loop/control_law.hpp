@@ -22,33 +22,10 @@
 
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_loop/cycle_record.hpp"
 #include "jtac_rt/mailbox.hpp"
 
 namespace jtac::hw {
-
-/// One wrench [Fx Fy Fz Tx Ty Tz] per tip [N, N·m], tip 0 first (the tips of JtacConfig::tips);
-/// entries from the law's tip count on are zero.
-using TipWrenchArray = std::array<WrenchArray, kMaxTips>;
-
-/// What a law produces in one cycle: the command, and what the loop shows in its snapshot and
-/// record. A law without a reference or a wrench pipeline fills q_ref/dq_ref with its command and
-/// leaves the rest at zero.
-struct LawOutput {
-  JointArray q_cmd_rad{};                 ///< position command to the hardware
-  JointArray dq_cmd_rad_s{};              ///< velocity command (feed-forward) to the hardware
-  JointArray q_ref_rad{};                 ///< nominal reference (no compliance offset)
-  JointArray dq_ref_rad_s{};              ///< nominal reference velocity
-  JointArray error_rad{};                 ///< reference − measured
-  JointArray joint_offset_rad{};          ///< compliance offset added to the reference
-  int num_tips = 0;                       ///< tips filled in the three wrench arrays (≤ kMaxTips)
-  TipWrenchArray wrench_raw_N_Nm{};       ///< per tip: the sensor reading the law took, sensor frame
-  TipWrenchArray wrench_filtered_N_Nm{};  ///< per tip: tared, filtered, deadbanded, sensor frame
-  TipWrenchArray wrench_control_N_Nm{};   ///< per tip: payload-compensated, control frame (acted on)
-  ControllerMode mode = ControllerMode::kInactive;
-  std::uint64_t goal_id = 0;       ///< active goal, 0 = none
-  double time_scale = 1.0;         ///< trajectory speed in [0, 1]
-  double trajectory_time_s = 0.0;  ///< τ of the sampled reference in the active trajectory [s]
-};
 
 /// Where JtacLaw takes a tip's raw wrench from, each cycle.
 enum class WrenchSource : std::uint8_t {

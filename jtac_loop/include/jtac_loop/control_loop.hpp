@@ -49,6 +49,7 @@
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_loop/control_law.hpp"
+#include "jtac_loop/cycle_record.hpp"
 #include "jtac_rt/mailbox.hpp"
 
 namespace jtac::hw {
@@ -85,52 +86,11 @@ struct LoopTiming {
   double max_interval_us = 0.0;            ///< largest of those [µs]
 };
 
-/// What the last controller cycle saw and did.
-struct LoopSnapshot {
-  bool valid = false;                     ///< false until the first controller update
-  double time_s = 0.0;                    ///< controller time = robot time of the state used [s]
-  std::uint64_t tick = 0;                 ///< device tick of that state
-  JointArray q_rad{};                     ///< measured
-  JointArray dq_rad_s{};                  ///< measured
-  JointArray q_cmd_rad{};                 ///< command submitted (reference + joint offset)
-  JointArray dq_cmd_rad_s{};              ///< command velocity submitted
-  JointArray q_ref_rad{};                 ///< nominal reference (no offset)
-  JointArray dq_ref_rad_s{};              ///< nominal reference velocity
-  JointArray error_rad{};                 ///< reference − measured
-  JointArray joint_offset_rad{};          ///< admittance offset
-  int num_tips = 0;                       ///< tips filled in the wrench arrays (LawOutput::num_tips)
-  TipWrenchArray wrench_raw_N_Nm{};       ///< per tip: sensor reading, sensor frame
-  TipWrenchArray wrench_filtered_N_Nm{};  ///< per tip: tared, filtered, deadbanded, sensor frame
-  TipWrenchArray wrench_control_N_Nm{};   ///< per tip: payload-compensated, in the control frame
-  ControllerMode mode = ControllerMode::kInactive;
-  UpdateStatus status = UpdateStatus::kInactive;
-  std::uint64_t goal_id = 0;
-  double time_scale = 1.0;
-  double trajectory_time_s = 0.0;  ///< τ of the sampled reference (LawOutput::trajectory_time_s) [s]
-  LoopTiming timing{};
-};
-
-/// One recorded controller cycle (fixed size: every tip's wrenches, kMaxTips of them).
-struct CycleRecord {
-  double time_s = 0.0;
-  std::uint64_t tick = 0;
-  JointArray q_rad{};
-  JointArray dq_rad_s{};
-  JointArray q_cmd_rad{};
-  JointArray dq_cmd_rad_s{};
-  JointArray q_ref_rad{};
-  JointArray error_rad{};
-  JointArray joint_offset_rad{};
-  int num_tips = 0;
-  TipWrenchArray wrench_raw_N_Nm{};
-  TipWrenchArray wrench_filtered_N_Nm{};
-  TipWrenchArray wrench_control_N_Nm{};
-  double time_scale = 1.0;
-  double trajectory_time_s = 0.0;  ///< [s]
-  ControllerMode mode = ControllerMode::kInactive;
-  UpdateStatus status = UpdateStatus::kInactive;
-  double cycle_duration_us = 0.0;
-  double interval_us = 0.0;  ///< read-to-read interval [µs]
+/// What the last controller cycle saw and did: its CycleRecord (cycle_record.hpp), whether there
+/// was one yet, and the loop's counters when it was published.
+struct LoopSnapshot : CycleRecord {
+  bool valid = false;   ///< false until the first controller update
+  LoopTiming timing{};  ///< the loop's counters when this cycle was published
 };
 
 /// The controller thread of the asynchronous interface.
@@ -230,7 +190,6 @@ class ControlLoop {
   std::int64_t last_read_ns_ = 0;
   bool have_read_ = false;
   std::uint64_t packets_ = 0;
-  CycleRecord row_{};
 
   // Crossings.
   LatestValue<LoopSnapshot> snapshots_;

@@ -80,6 +80,8 @@ class StreamLaw final : public ControlLaw {
                       LawOutput& out) noexcept override;
 
   std::uint64_t targets_taken() const noexcept { return stream_.targets_taken(); }
+  /// Single targets that came after, or less than an interval before, their place (ChunkStream).
+  std::uint64_t late_targets() const noexcept { return stream_.late_targets(); }
   std::uint64_t chunks_taken() const noexcept { return stream_.chunks_taken(); }
   /// Inputs refused (non-finite, malformed, full queue).
   std::uint64_t targets_refused() const noexcept { return stream_.refused(); }

@@ -1,0 +1,306 @@
+"""Goals as the core's bound types (``_native.TrajectoryGoal``, ``TipGoal``, ``JtacGoal``), with their
+defaults in one place.
+
+Every adapter builds its goal here: the Python API (``Controller.follow`` / ``submit`` / ``stream``),
+the ROS actions (``jtac_ros.conversions``: FollowJointTrajectoryWithAdmittance and control_msgs
+FollowJointTrajectory) and the goal files of ``jtac send-goal`` (``jtac_ros.goal_file``). So an
+admittance given the same way gets the same goal whichever way it came.
+
+The defaults of a tip's admittance, all applied by ``tip_goal`` (and nowhere else):
+
+- a single number for ``mass``, ``stiffness`` or ``damping`` stands for all six axes;
+- ``damping`` absent or empty, with mass and stiffness given: the critical damping
+  2·sqrt(m·k) per axis [N·s/m, N·m·s/rad] (``critical_damping``, which also takes a ratio ζ);
+- ``selected_axes`` absent, with mass and stiffness given: all six axes. An empty list is kept:
+  it means "this tip only tracks the trajectory" (the ROS message's meaning).
+
+Tolerances: a goal without them leaves the core's fields empty, and the core applies the parameter
+defaults (``default_path_tolerance``, ``default_goal_tolerance``, ``default_goal_time_tolerance``).
+
+Only structure is checked here (shapes, keys); every value (finiteness, signs, stability at the
+update rate, unknown joints or frames) is checked by the core's goal validation, whose message names
+the field, the joint and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from jtac_py import _native
+
+__all__ = [
+    "TIP_KEYS",
+    "Trajectory",
+    "critical_damping",
+    "jtac_goal",
+    "per_joint",
+    "tip_goal",
+    "tip_goals",
+    "trajectory_goal",
+]
+
+#: The keys of one tip's admittance (the fields of ``_native.TipGoal``).
+TIP_KEYS = (
+    "end_effector_frame",
+    "mass",
+    "stiffness",
+    "damping",
+    "selected_axes",
+    "ee_pose_control",
+    "end_effector_mass_kg",
+    "end_effector_cog_m",
+    "absolute_force_torque_threshold",
+)
+
+_TRAJECTORY_KEYS = (
+    "joint_names",
+    "points",
+    "start_time_s",
+    "path_tolerance_rad",
+    "goal_tolerance_rad",
+    "goal_time_tolerance_s",
+)
+_POINT_KEYS = ("time_from_start_s", "positions_rad", "velocities_rad_s", "accelerations_rad_s2", "effort")
+# A point may also be written the way a ROS JointTrajectoryPoint names its fields.
+_ROS_POINT_KEYS = {
+    "positions": "positions_rad",
+    "velocities": "velocities_rad_s",
+    "accelerations": "accelerations_rad_s2",
+    "time_from_start": "time_from_start_s",
+}
+
+
+# ================================================================================ trajectories
+
+
+@dataclass
+class Trajectory:
+    """A joint trajectory: waypoints at times_s [s] (from the start), positions_rad (n, joints).
+
+    velocities_rad_s / accelerations_rad_s2 are optional (n, joints) arrays; without them the core
+    interpolates (see docs/trajectory_engine.md). joint_names default to the controller's joints.
+    """
+
+    times_s: Sequence[float]
+    positions_rad: Any
+    velocities_rad_s: Any = None
+    accelerations_rad_s2: Any = None
+    joint_names: Sequence[str] | None = None
+
+    @classmethod
+    def quintic(
+        cls,
+        start_rad: Sequence[float],
+        goal_rad: Sequence[float],
+        duration_s: float,
+        *,
+        samples: int = 50,
+        joint_names: Sequence[str] | None = None,
+    ) -> Trajectory:
+        """A rest-to-rest quintic from start to goal over duration_s, sampled at `samples` points."""
+        if not (duration_s > 0.0 and math.isfinite(duration_s)):
+            raise ValueError(f"duration_s must be finite and > 0, got {duration_s!r}")
+        start = np.asarray(start_rad, float)
+        delta = np.asarray(goal_rad, float) - start
+        s = np.linspace(0.0, 1.0, max(2, int(samples)) + 1)[1:]
+        p = 10 * s**3 - 15 * s**4 + 6 * s**5
+        v = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration_s
+        a = (60 * s - 180 * s**2 + 120 * s**3) / duration_s**2
+        return cls(
+            times_s=s * duration_s,
+            positions_rad=start + np.outer(p, delta),
+            velocities_rad_s=np.outer(v, delta),
+            accelerations_rad_s2=np.outer(a, delta),
+            joint_names=joint_names,
+        )
+
+    def to_goal(self, default_joint_names: Sequence[str]) -> Any:
+        """The core's ``_native.TrajectoryGoal``; ValueError naming the field when a shape is wrong."""
+        names = list(self.joint_names) if self.joint_names is not None else list(default_joint_names)
+        times = np.asarray(self.times_s, dtype=float).reshape(-1)
+        n = len(times)
+
+        def table(value: Any, name: str) -> np.ndarray | None:
+            if value is None:
+                return None
+            a = np.asarray(value, dtype=float)
+            if a.ndim == 1 and len(names) == 1:
+                a = a.reshape(-1, 1)
+            if a.shape != (n, len(names)):
+                raise ValueError(
+                    f"trajectory.{name} must have shape ({n}, {len(names)}) "
+                    f"(waypoints, joints), got {a.shape}"
+                )
+            return a
+
+        q = table(self.positions_rad, "positions_rad")
+        dq = table(self.velocities_rad_s, "velocities_rad_s")
+        ddq = table(self.accelerations_rad_s2, "accelerations_rad_s2")
+        points = [
+            _native.GoalPoint(
+                float(times[k]),
+                q[k].tolist(),
+                None if dq is None else dq[k].tolist(),
+                None if ddq is None else ddq[k].tolist(),
+            )
+            for k in range(n)
+        ]
+        return _native.TrajectoryGoal(names, points)
+
+
+def _unknown_key(where: str, key: Any, known: Sequence[str]) -> ValueError:
+    return ValueError(f"{where}: unknown key '{key}' ({', '.join(known)})")
+
+
+def _goal_point(point: Any, index: int) -> Any:
+    """A GoalPoint from a GoalPoint or a dict (the core's field names or a ROS point's)."""
+    if isinstance(point, _native.GoalPoint):
+        return point
+    where = f"trajectory.points[{index}]"
+    if not isinstance(point, Mapping):
+        raise TypeError(f"{where} must be a dict, got {type(point).__name__}")
+    fields = {_ROS_POINT_KEYS.get(k, k): v for k, v in point.items()}
+    for key in fields:
+        if key not in _POINT_KEYS:
+            raise _unknown_key(where, key, _POINT_KEYS)
+    time_s = float(fields.pop("time_from_start_s", 0.0))
+    try:
+        return _native.GoalPoint(time_s, fields.pop("positions_rad", None), **fields)
+    except ValueError as error:
+        raise ValueError(f"{where}.{error}") from None
+
+
+def trajectory_goal(trajectory: Any, joint_names: Sequence[str]) -> Any:
+    """A ``_native.TrajectoryGoal`` from a Trajectory, a TrajectoryGoal (as is) or a dict with the
+    TrajectoryGoal's fields (its points with the core's names or a ROS point's: positions, velocities,
+    accelerations, time_from_start [s]); joint_names default to `joint_names`."""
+    if isinstance(trajectory, Trajectory):
+        return trajectory.to_goal(joint_names)
+    if isinstance(trajectory, _native.TrajectoryGoal):
+        return trajectory
+    if not isinstance(trajectory, Mapping):
+        raise TypeError(f"trajectory must be a Trajectory or a dict, got {type(trajectory).__name__}")
+    fields = dict(trajectory)
+    for key in fields:
+        if key not in _TRAJECTORY_KEYS:
+            raise _unknown_key("trajectory", key, _TRAJECTORY_KEYS)
+    names = fields.pop("joint_names", None)
+    points = [_goal_point(p, i) for i, p in enumerate(fields.pop("points", None) or [])]
+    return _native.TrajectoryGoal(list(joint_names) if names is None else list(names), points, **fields)
+
+
+def per_joint(value: Any, name: str, joints: Sequence[str]) -> list[float]:
+    """A number (every joint) or one value per joint as a list [rad]; ValueError naming `name`."""
+    a = np.asarray(value, dtype=float)
+    if a.ndim == 0:
+        a = np.full(len(joints), float(a))
+    if a.shape != (len(joints),):
+        raise ValueError(f"tolerances.{name} must be a number or {len(joints)} numbers, got shape {a.shape}")
+    return a.tolist()
+
+
+def _set_tolerances(goal: Any, tolerances: Mapping[str, Any] | None) -> None:
+    """{"path": rad, "goal": rad, "goal_time": s} onto `goal`; absent keys keep the core's defaults."""
+    if not tolerances:
+        return
+    unknown = set(tolerances) - {"path", "goal", "goal_time"}
+    if unknown:
+        raise ValueError(f"tolerances: unknown key(s) {sorted(unknown)} (path, goal, goal_time)")
+    names = goal.joint_names
+    if "path" in tolerances:
+        goal.path_tolerance_rad = per_joint(tolerances["path"], "path", names)
+    if "goal" in tolerances:
+        goal.goal_tolerance_rad = per_joint(tolerances["goal"], "goal", names)
+    if "goal_time" in tolerances:
+        goal.goal_time_tolerance_s = float(tolerances["goal_time"])
+
+
+# ================================================================================ admittance
+
+
+def critical_damping(mass: Any, stiffness: Any, ratio: Any = 1.0) -> list[float]:
+    """D = 2·ζ·sqrt(m·k) per axis [N·s/m, N·m·s/rad] from mass [kg, kg·m²], stiffness [N/m, N·m/rad]
+    and the damping ratio ζ (1 = critical; a number or one per axis). A product m·k below zero counts
+    as zero; a non-finite one gives NaN, which the core's validation refuses naming the axis."""
+    m, k = np.asarray(mass, float), np.asarray(stiffness, float)
+    with np.errstate(invalid="ignore"):
+        return (2.0 * np.asarray(ratio, float) * np.sqrt(np.clip(m * k, 0.0, None))).tolist()
+
+
+def _is_given(value: Any) -> bool:
+    return value is not None and not (np.ndim(value) > 0 and np.size(value) == 0)
+
+
+def tip_goal(admittance: Any, index: int = 0) -> Any:
+    """One tip's ``_native.TipGoal`` from a TipGoal (as is) or a dict of TIP_KEYS, with the defaults
+    of the module docstring. ValueError naming ``tips[index]`` and the field for a key or a shape the
+    TipGoal cannot take."""
+    if isinstance(admittance, _native.TipGoal):
+        return admittance
+    where = f"tips[{index}]"
+    if not isinstance(admittance, Mapping):
+        raise TypeError(f"{where} must be a TipGoal or a dict, got {type(admittance).__name__}")
+    tip = dict(admittance)
+    for key in tip:
+        if key not in TIP_KEYS:
+            raise _unknown_key(where, key, TIP_KEYS)
+    for name in ("mass", "stiffness", "damping"):
+        value = tip.get(name)
+        if value is not None and np.ndim(value) == 0:
+            tip[name] = [float(value)] * 6
+    mass, stiffness = tip.get("mass"), tip.get("stiffness")
+    if mass is not None and stiffness is not None:
+        m, k = np.asarray(mass, float), np.asarray(stiffness, float)
+        tip["mass"], tip["stiffness"] = m.tolist(), k.tolist()
+        if not _is_given(tip.get("damping")) and m.shape == k.shape:
+            tip["damping"] = critical_damping(m, k)
+        tip.setdefault("selected_axes", [True] * 6)
+    try:
+        return _native.TipGoal(**tip)
+    except ValueError as error:
+        raise ValueError(f"{where}.{error}") from None
+
+
+def tip_goals(admittance: Any) -> list[Any]:
+    """Every tip's TipGoal from None (no tip), one tip (a dict or a TipGoal) or a sequence of them."""
+    if admittance is None:
+        return []
+    if isinstance(admittance, Mapping | _native.TipGoal):
+        return [tip_goal(admittance, 0)]
+    return [tip_goal(a, i) for i, a in enumerate(admittance)]
+
+
+# ================================================================================ goals
+
+
+def jtac_goal(
+    trajectory: Any,
+    joint_names: Sequence[str],
+    *,
+    admittance: Any = None,
+    tolerances: Mapping[str, Any] | None = None,
+    thresholds: Sequence[float] | None = None,
+    joint_damping_per_s: float = 0.0,
+) -> Any:
+    """The ``_native.JtacGoal`` of ``Controller.follow``'s arguments (see docs/python_api.md):
+    trajectory (trajectory_goal; joint_names = the controller's), admittance (tip_goals), tolerances
+    {"path": rad, "goal": rad, "goal_time": s} (a number or one per joint; absent = the parameter
+    defaults), thresholds [Fx Fy Fz Tx Ty Tz] [N, N·m] (None = the parameter default) and
+    joint_damping_per_s [1/s]."""
+    goal = _native.JtacGoal(
+        trajectory_goal(trajectory, joint_names),
+        tips=tip_goals(admittance),
+        joint_damping_per_s=float(joint_damping_per_s),
+        absolute_force_torque_threshold=None if thresholds is None else list(thresholds),
+    )
+    if tolerances:
+        # JtacGoal holds a copy: a TrajectoryGoal passed in is left as it was.
+        copy = goal.trajectory
+        _set_tolerances(copy, tolerances)
+        goal.trajectory = copy
+    return goal
