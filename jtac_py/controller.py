@@ -46,8 +46,9 @@ import numpy as np
 from jtac_py import _native, goals, laws, parameters, robots
 from jtac_py import config as jtac_config
 from jtac_py.goals import Trajectory
-from jtac_py.hardware import FrankaArm, SimulatedArm
+from jtac_py.hardware import Arm, FrankaArm, SimulatedArm
 from jtac_py.recording import _TIP_FIELDS, RECORD_FIELDS, ControllerState, Recording
+from jtac_py.streaming import Stream
 
 __all__ = [
     "RECORD_FIELDS",
@@ -170,216 +171,6 @@ class GoalHandle:
             self._future.set_result(result)
 
 
-# ================================================================================ streaming
-
-
-class Stream:
-    """A streamed joint target in force (Controller.stream()); a context manager.
-
-    Two kinds of input, both placed at their times on the controller clock (``controller.state.time``)
-    and joined into one command whose position, velocity and acceleration are continuous
-    (jtac_loop/chunk_stream.hpp):
-
-    * send_chunk(): an action chunk of a learned policy — H future points with times relative to the
-      observation the policy computed it from. The part already past when it arrives is skipped; the
-      rest replaces the executing future, blended in over ``blend_window_s`` (C²), never re-anchored
-      on the measured state.
-    * send(): a single target (teleoperation, a planner), stamped with the controller time at which it
-      is sent and placed one sender interval (+ its jitter) later, so a 10–125 Hz source with
-      millisecond jitter reaches the robot smooth.
-
-    When inputs stop (the future runs out, or none for ``timeout_s``) or a chunk arrives entirely in the
-    past, the command brakes to rest within the controller's stop_accelerations (counted in brakes,
-    stale_chunks). close() (or the end of the ``with`` block) returns the loop to trajectory execution.
-
-    With ``admittance`` (Controller.stream(admittance=...)), the stream's command is the reference of
-    the controller's admittance, as a goal's trajectory is: the tool yields to a push along the
-    compliant axes and returns when it ends. A threshold exceeded, a non-finite reading or integrator
-    output brakes the stream to rest and ends it: ``stop_code`` and ``stop_message`` say why, and
-    send()/send_chunk() raise RuntimeError from then on (open a new stream to continue).
-    """
-
-    def __init__(self, controller: Controller, law: Any) -> None:
-        self._controller = controller
-        self._law = law
-        self._names = controller.joint_names
-        self._send_lock = threading.Lock()  # one writer at a time into the native mailboxes
-        self.active = True
-        self._stop_message = ""  # the controller's event for stop_code, set by the pump
-
-    def _check_open(self) -> None:
-        if not self.active:
-            raise RuntimeError("this stream is closed")
-        if self._law.stop_code != ResultCode.SUCCESSFUL:
-            reason = self.stop_message or self._law.stop_code.name
-            raise RuntimeError(f"this stream stopped ({reason}): open a new stream to continue")
-
-    def now(self) -> float:
-        """The controller time now [s] (the clock of ``controller.state.time``, of chunk times and of
-        ``observed_at_s``)."""
-        if self._controller.lockstep:
-            return self._controller._sim_time()
-        t = self._law.controller_time_s()
-        if math.isnan(t):  # the law has not run a cycle yet: the last cycle's time
-            state = self._controller.state
-            return float(state.time) if state is not None else 0.0
-        return float(t)
-
-    def _check(self, name: str, value: np.ndarray, shape: tuple[int, ...]) -> None:
-        if value.shape != shape:
-            raise ValueError(f"stream {name} must have shape {shape}, got {value.shape}")
-        bad = np.argwhere(~np.isfinite(value))
-        if bad.size:
-            index = tuple(int(i) for i in bad[0])
-            joint = self._names[index[-1]]
-            where = f"[{index[0]}]" if len(index) == 2 else ""
-            raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
-
-    def send(
-        self,
-        q_rad: Sequence[float],
-        dq_rad_s: Sequence[float] | None = None,
-        *,
-        sampled_at_s: float | None = None,
-    ) -> None:
-        """The newest target [rad] (and its velocity [rad/s], optional), in the controller's joint
-        order, for controller time ``sampled_at_s`` (default: now). ValueError for a wrong shape or a
-        non-finite value (nothing reaches the robot).
-
-        A sender that computes its target for an instant (a trajectory sampled at a time, a
-        teleoperation device read at a time) passes that instant, read with now() before computing:
-        the target is placed exactly there. Without it the target is stamped when send() runs, which
-        is later by however long the computation took and the GIL waited — tens of µs, now and then
-        milliseconds — and at speed that moves a target off its time (0.2 rad/s × 20 µs = 4 µrad, a
-        jerk of a few hundred rad/s³ between targets 8 ms apart)."""
-        stamp = self.now() if sampled_at_s is None else float(sampled_at_s)
-        if not math.isfinite(stamp):
-            raise ValueError(f"stream sampled_at_s must be finite, got {stamp}")
-        self._check_open()
-        n = len(self._names)
-        q = np.asarray(q_rad, dtype=float)
-        dq = None if dq_rad_s is None else np.asarray(dq_rad_s, dtype=float)
-        self._check("q_rad", q, (n,))
-        if dq is not None:
-            self._check("dq_rad_s", dq, (n,))
-        with self._send_lock:
-            self._law.set_target(q, dq, stamp)
-
-    def send_chunk(
-        self,
-        times_s: Sequence[float],
-        positions_rad: Any,
-        velocities_rad_s: Any = None,
-        *,
-        observed_at_s: float | None = None,
-    ) -> None:
-        """An action chunk: H joint targets ``positions_rad`` (H, n) [rad] (and velocities (H, n)
-        [rad/s], optional) at ``times_s`` (H,) [s] — strictly increasing, >= 0 — after
-        ``observed_at_s``, the controller time of the observation the chunk was computed from
-        (``controller.state.time`` when it was read; default now). ValueError naming the field, point,
-        joint and value for a malformed or non-finite chunk (nothing reaches the robot)."""
-        self._check_open()
-        observed = self.now() if observed_at_s is None else float(observed_at_s)
-        if not math.isfinite(observed):
-            raise ValueError(f"stream observed_at_s must be finite, got {observed}")
-        times = np.asarray(times_s, dtype=float)
-        if times.ndim != 1 or times.size == 0:
-            raise ValueError(f"stream times_s must be a non-empty 1-D sequence, got shape {times.shape}")
-        for k, t in enumerate(times):
-            if not math.isfinite(t) or t < 0.0:
-                raise ValueError(f"stream times_s[{k}] must be finite and >= 0, got {t}")
-            if k and t <= times[k - 1]:
-                raise ValueError(
-                    f"stream times_s must increase strictly: times_s[{k}] = {t} after {times[k - 1]}"
-                )
-        shape = (times.size, len(self._names))
-        q = np.asarray(positions_rad, dtype=float)
-        self._check("positions_rad", q, shape)
-        dq = None
-        if velocities_rad_s is not None:
-            dq = np.asarray(velocities_rad_s, dtype=float)
-            self._check("velocities_rad_s", dq, shape)
-        with self._send_lock:
-            self._law.set_chunk(observed + times, q, dq)
-
-    @property
-    def chunks_taken(self) -> int:
-        return self._law.chunks_taken
-
-    @property
-    def stale_chunks(self) -> int:
-        """Chunks that arrived entirely in the past (each braked the arm)."""
-        return self._law.stale_chunks
-
-    @property
-    def brakes(self) -> int:
-        """Times the command braked to rest while it followed an input (timeout, run out, stale chunk)."""
-        return self._law.brakes
-
-    @property
-    def refused(self) -> int:
-        """Inputs the native side refused (none pass the checks above; a full target queue)."""
-        return self._law.targets_refused
-
-    @property
-    def state(self) -> Any:
-        """StreamState: HOLDING (nothing in force), FOLLOWING or BRAKING."""
-        return self._law.state
-
-    @property
-    def target_delay_s(self) -> float:
-        """How long after its send time a single target is reached [s] (sender interval + jitter)."""
-        return self._law.target_delay_s
-
-    @property
-    def targets_taken(self) -> int:
-        return self._law.targets_taken
-
-    @property
-    def late_targets(self) -> int:
-        """Single targets that reached the loop after, or less than an interval before, their place
-        (each joined along its own continuation an interval later)."""
-        return self._law.late_targets
-
-    @property
-    def holding(self) -> bool:
-        """True while no target is in force (none yet, or the stream timed out)."""
-        return self._law.holding
-
-    @property
-    def compliant(self) -> bool:
-        """True when the stream runs with an admittance set (Controller.stream(admittance=...))."""
-        return self._law.compliant
-
-    @property
-    def admittance_warning(self) -> str:
-        """What intake accepted but warned about in the admittance set (as GoalHandle.warning)."""
-        return self._law.admittance_warning
-
-    @property
-    def stop_code(self) -> Any:
-        """ResultCode of what stopped a compliant stream (FORCE_TORQUE_THRESHOLD_EXCEEDED,
-        ADMITTANCE_ERROR); SUCCESSFUL while nothing has."""
-        return self._law.stop_code
-
-    @property
-    def stop_message(self) -> str:
-        """The controller's message for stop_code, naming tip, axis, reading and threshold ("" while
-        nothing stopped the stream, or until the next pump)."""
-        return self._stop_message
-
-    def close(self) -> None:
-        if self.active:
-            self.active = False
-            self._controller._end_stream(self)
-
-    def __enter__(self) -> Stream:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
 # ================================================================================ the controller
 
 
@@ -394,9 +185,7 @@ class Controller:
         **overrides: parameter values on top of config.
     """
 
-    def __init__(
-        self, hardware: SimulatedArm | FrankaArm | None = None, config: Any = None, **overrides: Any
-    ) -> None:
+    def __init__(self, hardware: Arm | None = None, config: Any = None, **overrides: Any) -> None:
         given = jtac_config.resolve(config, **overrides)
         if hardware is None:
             if given["hardware"] == "franka":
@@ -433,7 +222,7 @@ class Controller:
             dq_max_rad_s=spec.dq_max_rad_s,
             ddq_max_rad_s2=spec.ddq_max_rad_s2,
             dddq_max_rad_s3=spec.dddq_max_rad_s3,
-            late_commands=getattr(hardware, "late_commands", "dropped"),
+            late_commands=hardware.late_commands,
             # The FR3's position-based velocity envelope (franka_hw/README.md); the Panda has none.
             position_based_velocity_limits=spec.velocity_bound_coeffs is not None,
         )
@@ -447,7 +236,7 @@ class Controller:
             record_capacity=int(given["record_buffer_cycles"]),
         )
         # Each tip's wrench: the arm's sensor, an external one (feed_wrench) or none (config.py).
-        self._wrench_sources = jtac_config.wrench_sources(given, getattr(hardware, "ft_sensor_name", ""))
+        self._wrench_sources = jtac_config.wrench_sources(given, hardware.ft_sensor_name)
         self._loop.set_wrench_sources(self._wrench_sources)
         self._lock = threading.RLock()  # goal table, recordings, pump
         self._goals: dict[int, GoalHandle] = {}
@@ -514,7 +303,7 @@ class Controller:
         """Starts the hardware thread and the controller thread (lockstep: arms step())."""
         if self._started:
             return self
-        error = getattr(self.hardware, "last_error", None)
+        error = self.hardware.last_error
         if error:
             raise RuntimeError(
                 f"the hardware stopped with an error: {error}; clear it first "
@@ -526,16 +315,14 @@ class Controller:
             self._loop.start()
             # A real arm's motion starts only now, with the hardware thread already waiting for it: the
             # robot expects a command every millisecond from the Move on.
-            start_motion = getattr(self.hardware, "start_motion", None)
-            if start_motion is not None:
-                try:
-                    # Just below the hardware thread: the handover from the Move to it is not preempted.
-                    start_motion(fifo_priority=max(0, int(self._values["realtime_priority"]) - 1))
-                except BaseException:
-                    self._loop.stop()
-                    self._interface.stop()
-                    self._started = False
-                    raise
+            try:
+                # Just below the hardware thread: the handover from the Move to it is not preempted.
+                self.hardware.start_motion(fifo_priority=max(0, int(self._values["realtime_priority"]) - 1))
+            except BaseException:
+                self._loop.stop()
+                self._interface.stop()
+                self._started = False
+                raise
             self._pump_stop.clear()
             self._pump_thread = threading.Thread(target=self._pump_loop, name="jtac-pump", daemon=True)
             self._pump_thread.start()
@@ -557,9 +344,7 @@ class Controller:
         self._loop.stop()
         if not self._lockstep:
             self._interface.stop()
-            finish_motion = getattr(self.hardware, "finish_motion", None)
-            if finish_motion is not None:
-                finish_motion()  # at once: a real arm without commands aborts after 20 ms
+            self.hardware.finish_motion()  # at once: a real arm without commands aborts after 20 ms
         self._pump()
         for recording in list(self._recordings):
             recording.stop()
@@ -960,7 +745,7 @@ class Controller:
         deadline = time.monotonic() + timeout_s
         while self._loop.snapshot() is None:
             if time.monotonic() > deadline:
-                error = getattr(self.hardware, "last_error", None)
+                error = self.hardware.last_error
                 raise RuntimeError(
                     f"no controller cycle within {timeout_s} s of start() "
                     f"(hardware: {self._interface.exit_status.name}{': ' + error if error else ''})"
@@ -1072,7 +857,7 @@ class Controller:
         status = self._interface.exit_status
         if status == _native.DeviceStatus.OK:  # not started, or stopped by stop()
             return
-        detail = getattr(self.hardware, "last_error", None)
+        detail = self.hardware.last_error
         reason = f"the hardware thread stopped: {status.name}"
         self._hardware_error = f"{reason}: {detail}" if detail else reason
         self._loop.stop()

@@ -21,15 +21,50 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from jtac_py import _native, robots
 
-__all__ = ["CLOCKS", "DEFAULT_COLLISION_BEHAVIOR", "FrankaArm", "SimulatedArm"]
+__all__ = ["CLOCKS", "DEFAULT_COLLISION_BEHAVIOR", "Arm", "FrankaArm", "SimulatedArm"]
 
 CLOCKS = ("realtime", "lockstep")
+
+
+class Arm(Protocol):
+    """What the Controller (and through it the ROS node) needs of an arm; SimulatedArm and FrankaArm
+    are the two. The Controller builds its hardware thread on ``device``, its kinematics on
+    ``urdf_xml`` and the rate matcher's limits on ``robot``'s table."""
+
+    #: "fr3" or "panda": the limits table and the frame names.
+    robot: str
+    #: The URDF the controller's kinematics use (the same tool as the arm's).
+    urdf_xml: str
+    #: What the robot does with a command written after its cycle: "applied" or "dropped".
+    late_commands: str
+
+    @property
+    def device(self) -> Any:
+        """The native device the hardware thread drives (``_native.Device``)."""
+
+    @property
+    def lockstep(self) -> bool:
+        """True when nothing runs by itself (Controller.step() advances the arm)."""
+
+    @property
+    def ft_sensor_name(self) -> str:
+        """The arm's own force/torque sensor ("" when it has none)."""
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the arm stopped by itself (e.g. a reflex), None while it is fine."""
+
+    def start_motion(self, fifo_priority: int = 0) -> None:
+        """Starts the robot's motion once the hardware thread waits for it (no-op where there is none)."""
+
+    def finish_motion(self) -> None:
+        """Ends the motion the Controller started (no-op where there is none)."""
 
 
 class SimulatedArm:
@@ -104,6 +139,17 @@ class SimulatedArm:
     @property
     def lockstep(self) -> bool:
         return self.clock == "lockstep"
+
+    @property
+    def last_error(self) -> str | None:
+        """The simulated arm stops by itself for nothing: always None."""
+        return None
+
+    def start_motion(self, fifo_priority: int = 0) -> None:
+        """Nothing to start: the simulated arm takes commands from its first tick on."""
+
+    def finish_motion(self) -> None:
+        """Nothing to finish (see start_motion)."""
 
     def frame_pose(self, frame: str) -> np.ndarray:
         """4x4 world pose of a site or body at the current simulated state [m]."""

@@ -145,7 +145,7 @@ fi
 # --demo builds the target _native only (the libraries and the module); the tree has the C++ tests
 # configured all the same, and a full run builds them (below, without pip when the module is current).
 installed_so=$("$PY" -c "import jtac_py._native as n; print(n.__file__)" 2>/dev/null || true)
-built_so=$(ls "$BUILD"/py/jtac_core/python/_native*.so 2>/dev/null | head -1 || true)
+built_so=$(ls "$BUILD"/py/bindings/_native*.so 2>/dev/null | head -1 || true)
 install_stamp="$VENV/.jtac-py-installed"
 module_installed=""
 if [ -n "$installed_so" ] && [ -n "$built_so" ] && ! [ "$built_so" -nt "$installed_so" ] \

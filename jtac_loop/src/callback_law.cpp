@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 namespace {
 
@@ -329,4 +329,4 @@ extern "C" int jtac_joint_impedance_law(double /*time_s*/, double period_s, cons
   return 0;
 }
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

@@ -7,7 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 namespace {
 
@@ -650,4 +650,4 @@ void ChunkStream::remember(const StreamKnot& knot) noexcept {
   placed_[num_placed_++] = Placed{knot.time_s, knot.state.q_rad, knot.state.dq_rad_s};
 }
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

@@ -1,6 +1,6 @@
 #include "jtac_loop/control_law.hpp"
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 namespace {
 
@@ -173,4 +173,4 @@ void fill_plain_output(const DeviceState& state, const JointArray& q_cmd_rad, co
   }
 }
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

@@ -14,7 +14,7 @@
 #include <string>
 #include <system_error>
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 namespace {
 
@@ -264,4 +264,4 @@ LoopTiming ControlLoop::timing() const noexcept {
   return t;
 }
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

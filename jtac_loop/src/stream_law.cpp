@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 namespace {
 
@@ -115,4 +115,4 @@ void StreamLaw::fill_plain(const DeviceState& state, LawOutput& out) noexcept {
   fill_plain_output(state, sample_.q_rad, sample_.dq_rad_s, out);
 }
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

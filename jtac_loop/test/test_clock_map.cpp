@@ -13,7 +13,7 @@
 
 namespace {
 
-using jtac::hw::ClockMap;
+using jtac::loop::ClockMap;
 
 constexpr double kT = 0.001;                      // controller period [s]
 constexpr std::int64_t kHost0Ns = 5'000'000'000;  // an arbitrary host time of the first cycle [ns]

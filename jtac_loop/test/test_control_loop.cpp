@@ -28,12 +28,12 @@ namespace {
 using jtac::Event;
 using jtac::EventType;
 using jtac::hw::ClockMode;
-using jtac::hw::ControlLoop;
-using jtac::hw::ControlLoopConfig;
-using jtac::hw::CycleRecord;
 using jtac::hw::JointArray;
 using jtac::hw::kFr3HomeRad;
-using jtac::hw::LoopSnapshot;
+using jtac::loop::ControlLoop;
+using jtac::loop::ControlLoopConfig;
+using jtac::loop::CycleRecord;
+using jtac::loop::LoopSnapshot;
 
 // The whole rig: device, interface, controller and loop. With two tips, tip 1 is a second sensor
 // at fr3_link7 controlling fr3_tcp (a sensor outside the device: its readings are fed).
@@ -133,10 +133,10 @@ constexpr JointArray kDelta = {0.3, -0.25, 0.2, 0.3, -0.3, 0.25, 0.4};
 
 // A callback law over the sine reference law on the FR3's kinematics: A = params[0] rad, ω = params[1]
 // rad/s on joint params[2].
-jtac::hw::CallbackLawConfig sine_law_config(double amplitude_rad, double omega_rad_s, int joint) {
-  jtac::hw::CallbackLawConfig config;
+jtac::loop::CallbackLawConfig sine_law_config(double amplitude_rad, double omega_rad_s, int joint) {
+  jtac::loop::CallbackLawConfig config;
   config.name = "sine";
-  config.function = &jtac::hw::jtac_sine_law;
+  config.function = &jtac::loop::jtac_sine_law;
   config.num_params = 3;
   config.num_memory = 9;
   config.params = {amplitude_rad, omega_rad_s, static_cast<double>(joint)};
@@ -155,8 +155,8 @@ int failing_sine_law(double time_s, double period_s, const double* q_rad, const 
                      std::int64_t /*num_params*/, double* memory, std::int64_t /*num_memory*/,
                      double* q_cmd_rad, double* dq_cmd_rad_s) {
   const int code =
-      jtac::hw::jtac_sine_law(time_s, period_s, q_rad, dq_rad_s, q_d_rad, tau_ext_Nm, wrench_N_Nm, T_base_tcp,
-                              jacobian, params, 3, memory, 9, q_cmd_rad, dq_cmd_rad_s);
+      jtac::loop::jtac_sine_law(time_s, period_s, q_rad, dq_rad_s, q_d_rad, tau_ext_Nm, wrench_N_Nm,
+                                T_base_tcp, jacobian, params, 3, memory, 9, q_cmd_rad, dq_cmd_rad_s);
   if (time_s - memory[1] >= 1.0 - 1e-9) {
     if (params[3] == 1.0) {
       q_cmd_rad[2] = std::nan("");
@@ -288,7 +288,7 @@ TEST(ControlLoop, TheSnapshotIsTheLastRecordedRowFieldByField) {
   ASSERT_EQ(rig.loop->drain(rows), 3U);
   const LoopSnapshot s = rig.snap();
   const CycleRecord& last = rows.back();
-  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
     EXPECT_TRUE(last.*member == s.*member) << f.python_name;
   });
   EXPECT_EQ(last.goal_id, goal_id);
@@ -307,9 +307,9 @@ double force_norm(const jtac::hw::WrenchArray& w) {
 // tips' raw, filtered and control wrenches reach the snapshot and every recorded row.
 TEST(ControlLoop, EveryTipsWrenchesReachTheSnapshotAndTheRecord) {
   using jtac::hw::WrenchArray;
-  using jtac::hw::WrenchSource;
+  using jtac::loop::WrenchSource;
   Rig rig(250, ClockMode::kLockstep, ControlLoopConfig{}.record_capacity, 2);
-  jtac::hw::JtacLaw* law = rig.loop->jtac_law();
+  jtac::loop::JtacLaw* law = rig.loop->jtac_law();
   ASSERT_NE(law, nullptr);
   EXPECT_EQ(law->wrench_source(0), WrenchSource::kDevice);
   EXPECT_EQ(law->wrench_source(1), WrenchSource::kExternal);
@@ -489,7 +489,7 @@ TEST(ControlLoop, RejectsAnUnsupportedRate) {
 
 // The controller slot takes any ControlLaw: a law that swings joint 4 by 0.2 (1 − cos) rad from where
 // it was activated, through the same interface, rate matching and snapshot.
-class SwingLaw final : public jtac::hw::ControlLaw {
+class SwingLaw final : public jtac::loop::ControlLaw {
  public:
   void activate(const jtac::hw::DeviceState& state) noexcept override {
     q0_ = state.q_rad;
@@ -498,7 +498,7 @@ class SwingLaw final : public jtac::hw::ControlLaw {
   }
   void deactivate(double /*time_s*/) noexcept override {}
   jtac::UpdateStatus update(const jtac::hw::DeviceState& state, double time_s, double /*period_s*/,
-                            jtac::hw::LawOutput& out) noexcept override {
+                            jtac::loop::LawOutput& out) noexcept override {
     const double w = 2.0;  // [rad/s]
     const double t = time_s - t0_;
     out.q_cmd_rad = q0_;
@@ -552,7 +552,7 @@ TEST(ControlLoop, ACustomControlLawDrivesTheArmThroughTheSameSlot) {
 TEST(ControlLoop, AStreamedTargetAt125HzIsFollowedSmoothlyAndTheLawSwitchesBack) {
   Rig rig(1000);
   rig.run(0.05);
-  jtac::hw::StreamLaw stream(0.001);
+  jtac::loop::StreamLaw stream(0.001);
   rig.loop->use_law(&stream);
   const double w = 2.0;  // [rad/s]
   const JointArray q0 = rig.snap().q_rad;
@@ -596,7 +596,7 @@ TEST(ControlLoop, AStreamedTargetAt125HzIsFollowedSmoothlyAndTheLawSwitchesBack)
 TEST(CallbackLaw, ItsCommandIsRecordedExactlyAndParamsChangeAtACycleBoundary) {
   Rig rig(1000);
   rig.run(0.05);
-  jtac::hw::CallbackLaw law(sine_law_config(0.1, 3.0, 3));
+  jtac::loop::CallbackLaw law(sine_law_config(0.1, 3.0, 3));
   rig.loop->use_law(&law);
   rig.loop->start_recording();
   rig.run(1.0);
@@ -633,7 +633,7 @@ TEST(CallbackLaw, TheLawSeesTheTcpPoseAndJacobianOfTheMeasuredPosition) {
   static JointArray q{};
   Rig rig(1000);
   rig.run(0.05);
-  jtac::hw::CallbackLawConfig config = sine_law_config(0.0, 0.0, 0);
+  jtac::loop::CallbackLawConfig config = sine_law_config(0.0, 0.0, 0);
   config.function = [](double, double, const double* q_rad, const double*, const double* q_d_rad,
                        const double*, const double*, const double* T_base_tcp, const double* J, const double*,
                        std::int64_t, double*, std::int64_t, double* q_cmd_rad, double*) -> int {
@@ -643,7 +643,7 @@ TEST(CallbackLaw, TheLawSeesTheTcpPoseAndJacobianOfTheMeasuredPosition) {
     std::copy(q_d_rad, q_d_rad + 7, q_cmd_rad);
     return 0;
   };
-  jtac::hw::CallbackLaw law(config);
+  jtac::loop::CallbackLaw law(config);
   rig.loop->use_law(&law);
   rig.run(0.1);
   jtac::Kinematics kinematics;
@@ -676,19 +676,19 @@ class CallbackLawFailure : public ::testing::TestWithParam<int> {};
 TEST_P(CallbackLawFailure, StopsTheArmInMinimumTimeAndSaysWhy) {
   Rig rig(1000);
   rig.run(0.05);
-  jtac::hw::CallbackLawConfig config = sine_law_config(0.2, 4.0, 2);
+  jtac::loop::CallbackLawConfig config = sine_law_config(0.2, 4.0, 2);
   config.name = "failing_sine";
   config.function = &failing_sine_law;
   config.num_params = 4;
   config.params.push_back(GetParam());
-  jtac::hw::CallbackLaw law(config);
+  jtac::loop::CallbackLaw law(config);
   rig.loop->use_law(&law);
   rig.loop->start_recording();
   rig.run(2.5);
   std::vector<CycleRecord> rows;
   rig.loop->drain(rows);
   ASSERT_TRUE(law.failed());
-  const jtac::hw::CallbackLawError e = law.error();
+  const jtac::loop::CallbackLawError e = law.error();
   const std::string message(e.message.data());
   EXPECT_NEAR(e.time_s - rows[0].time_s, 1.0, 1e-9);
   if (GetParam() == 1) {
@@ -738,14 +738,14 @@ TEST_P(CallbackLawFailure, StopsTheArmInMinimumTimeAndSaysWhy) {
 INSTANTIATE_TEST_SUITE_P(NanAndCode, CallbackLawFailure, ::testing::Values(1, 2));
 
 TEST(CallbackLaw, RejectsABadConfigurationNamingTheField) {
-  jtac::hw::CallbackLawConfig config = sine_law_config(0.1, 1.0, 0);
+  jtac::loop::CallbackLawConfig config = sine_law_config(0.1, 1.0, 0);
   config.function = nullptr;
-  EXPECT_THROW(jtac::hw::CallbackLaw{config}, std::invalid_argument);
+  EXPECT_THROW(jtac::loop::CallbackLaw{config}, std::invalid_argument);
   config = sine_law_config(0.1, 1.0, 0);
   config.params = {0.1, std::nan("")};
   config.num_params = 2;
   try {
-    jtac::hw::CallbackLaw law(config);
+    jtac::loop::CallbackLaw law(config);
     ADD_FAILURE();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("params[1] is nan"), std::string::npos) << e.what();
@@ -753,14 +753,14 @@ TEST(CallbackLaw, RejectsABadConfigurationNamingTheField) {
   config = sine_law_config(0.1, 1.0, 0);
   config.stop_accelerations_rad_s2[4] = 0.0;
   try {
-    jtac::hw::CallbackLaw law(config);
+    jtac::loop::CallbackLaw law(config);
     ADD_FAILURE();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("fr3_joint5"), std::string::npos) << e.what();
   }
   config = sine_law_config(0.1, 1.0, 0);
   config.tcp_frame = "no_such_frame";
-  EXPECT_THROW(jtac::hw::CallbackLaw{config}, std::invalid_argument);
+  EXPECT_THROW(jtac::loop::CallbackLaw{config}, std::invalid_argument);
 }
 
 // Real time: both threads run for a moment; asserts only that cycles ran and a snapshot came.
@@ -820,7 +820,7 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughAGoalWithRecording) 
 TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughChunksAndTargets) {
   Rig rig(1000);
   rig.run(0.05);
-  jtac::hw::StreamLaw stream(0.001);
+  jtac::loop::StreamLaw stream(0.001);
   rig.loop->use_law(&stream);
   rig.run(0.01);
   const JointArray q0 = rig.snap().q_rad;
@@ -871,7 +871,7 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughACompliantStream) {
   admittance.tips[0].stiffness.assign(6, 400.0);
   admittance.tips[0].damping.assign(6, 2.0 * std::sqrt(2.0 * 400.0));
   admittance.tips[0].selected_axes = {true, true, true, false, false, false};
-  jtac::hw::StreamLaw stream(jtac::hw::ChunkStreamConfig{}, *rig.loop->jtac_law(), admittance);
+  jtac::loop::StreamLaw stream(jtac::loop::ChunkStreamConfig{}, *rig.loop->jtac_law(), admittance);
   const JointArray q0 = rig.snap().q_rad;
   std::vector<double> times(16);
   std::vector<JointArray> q(16, q0);
@@ -912,12 +912,12 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughACompliantStream) {
 TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughACallbackLaw) {
   Rig rig(1000);
   rig.run(0.05);
-  jtac::hw::CallbackLawConfig config = sine_law_config(0.1, 3.0, 3);
+  jtac::loop::CallbackLawConfig config = sine_law_config(0.1, 3.0, 3);
   config.name = "failing_sine";
   config.function = &failing_sine_law;
   config.num_params = 4;
   config.params.push_back(1.0);  // NaN 1 s after the start
-  jtac::hw::CallbackLaw law(config);
+  jtac::loop::CallbackLaw law(config);
   std::vector<double> params = config.params;
   int failures = 0;
   const auto allocations = jtac::test::count_allocations([&] {

@@ -42,7 +42,7 @@ void motion(double t, JointArray& q, JointArray& dq) {
 // stream tripped joint_motion_generator_velocity_discontinuity in 2 of 2 runs).
 TEST(StreamLaw, FollowsTheRobotsTimeAcrossLostStates) {
   const auto run = [](bool lose_states) {
-    jtac::hw::StreamLaw law(kT);
+    jtac::loop::StreamLaw law(kT);
     DeviceState state;
     state.q_rad = kFr3HomeRad;
     state.q_d_rad = kFr3HomeRad;
@@ -63,7 +63,7 @@ TEST(StreamLaw, FollowsTheRobotsTimeAcrossLostStates) {
       }
       state.tick = tick;
       state.time_s = static_cast<double>(tick) * kT;
-      jtac::hw::LawOutput out;
+      jtac::loop::LawOutput out;
       EXPECT_EQ(law.update(state, state.time_s, static_cast<double>(tick - last_tick) * kT, out),
                 jtac::UpdateStatus::kOk);
       last_tick = tick;
@@ -89,11 +89,11 @@ TEST(StreamLaw, FollowsTheRobotsTimeAcrossLostStates) {
 
 namespace {
 
-using jtac::hw::ChunkStream;
-using jtac::hw::ChunkStreamConfig;
-using jtac::hw::StreamKnot;
-using jtac::hw::StreamSample;
-using jtac::hw::StreamState;
+using jtac::loop::ChunkStream;
+using jtac::loop::ChunkStreamConfig;
+using jtac::loop::StreamKnot;
+using jtac::loop::StreamSample;
+using jtac::loop::StreamState;
 
 // A smooth 7-joint target: home + A_i·sin(w_i·t + φ_i), and its first two derivatives.
 struct SmoothTarget {
@@ -219,13 +219,13 @@ TEST(ChunkStream, QuinticSegmentMatchesItsKnots) {
     b.state.ddq_rad_s2[i] = -2.0 + 0.5 * i;
   }
   StreamSample s;
-  jtac::hw::sample_quintic(a, b, a.time_s, s);
+  jtac::loop::sample_quintic(a, b, a.time_s, s);
   for (int i = 0; i < kNumJoints; ++i) {
     EXPECT_NEAR(s.q_rad[i], a.state.q_rad[i], 1e-12);
     EXPECT_NEAR(s.dq_rad_s[i], a.state.dq_rad_s[i], 1e-9);
     EXPECT_NEAR(s.ddq_rad_s2[i], a.state.ddq_rad_s2[i], 1e-7);
   }
-  jtac::hw::sample_quintic(a, b, b.time_s, s);
+  jtac::loop::sample_quintic(a, b, b.time_s, s);
   for (int i = 0; i < kNumJoints; ++i) {
     EXPECT_NEAR(s.q_rad[i], b.state.q_rad[i], 1e-12);
     EXPECT_NEAR(s.dq_rad_s[i], b.state.dq_rad_s[i], 1e-9);

@@ -1,5 +1,5 @@
 """The C++ side of the schema, generated: ``jtac::Params`` (jtac_core/include/jtac_core/jtac_parameters.hpp)
-and its pybind11 binding (jtac_core/python/bind_parameters.cpp), as generate_parameter_library does for
+and its pybind11 binding (bindings/bind_parameters.cpp), as generate_parameter_library does for
 ros2_controllers.
 
 ``Params`` holds every parameter under the schema's own name, with the schema's type and default: groups
@@ -25,7 +25,7 @@ from jtac_py.parameters.schema import _MAP_PREFIX, _REPO_ROOT, ParameterSpec, Sc
 from jtac_py.parameters.validators import Validator
 
 DEFAULT_HEADER_PATH = _REPO_ROOT / "jtac_core" / "include" / "jtac_core" / "jtac_parameters.hpp"
-DEFAULT_BINDING_PATH = _REPO_ROOT / "jtac_core" / "python" / "bind_parameters.cpp"
+DEFAULT_BINDING_PATH = _REPO_ROOT / "bindings" / "bind_parameters.cpp"
 
 _GENERATED = (
     "// Generated from params/jtac_parameters.yaml by `python -m jtac_py.parameters --write`: do not edit.\n"

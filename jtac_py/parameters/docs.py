@@ -45,7 +45,7 @@ ros2_controllers) writes `jtac_core/include/jtac_core/jtac_parameters.hpp`: `jta
 per parameter under its schema name, type and default, groups as nested structs, a `__map_<p>` block
 as `std::map<std::string, Map<P>> <p>_map` keyed by the elements of `p` (gpl's spelling); and
 `Params::validate()`, which applies the schema's rules in the order and with the words of the Python
-validator (`ParameterError`'s message: parameter, value, rule). `jtac_core/python/bind_parameters.cpp`
+validator (`ParameterError`'s message: parameter, value, rule). `bindings/bind_parameters.cpp`
 (also generated) binds it as `jtac_py._native.Params`, field by field. `jtac_py.config` validates a
 value set in Python (file:line locations, overrides, robot defaults), copies it into a `Params` and
 hands it to the one hand-written mapping, `jtac_core/src/params_mapping.cpp`, which builds the core's

@@ -37,7 +37,7 @@
 #include "jtac_loop/control_law.hpp"
 #include "jtac_rt/mailbox.hpp"
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 /// The C ABI of a callback law (see the top of this file). Sizes: q_rad, dq_rad_s, q_d_rad,
 /// tau_ext_Nm, q_cmd_rad, dq_cmd_rad_s (7,); wrench_N_Nm (6,) [Fx Fy Fz Tx Ty Tz] sensor frame (zero
@@ -183,4 +183,4 @@ extern "C" int jtac_joint_impedance_law(double time_s, double period_s, const do
                                         const double* params, std::int64_t num_params, double* memory,
                                         std::int64_t num_memory, double* q_cmd_rad, double* dq_cmd_rad_s);
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

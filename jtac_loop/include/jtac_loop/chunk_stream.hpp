@@ -61,9 +61,10 @@
 
 #include "franka_hw/device.hpp"
 #include "jtac_core/stop_trajectory.hpp"
+#include "jtac_loop/device_types.hpp"
 #include "jtac_rt/mailbox.hpp"
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 /// A point of the command: position [rad], velocity [rad/s] and acceleration [rad/s²] of each joint.
 struct StreamSample {
@@ -264,4 +265,4 @@ class ChunkStream {
   std::atomic<std::uint64_t> late_targets_{0};
 };
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

@@ -25,7 +25,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 /// Host monotonic time → controller time (see the top of this file).
 class ClockMap {
@@ -145,4 +145,4 @@ class ClockMap {
   std::atomic<double> published_rate_{1.0};
 };
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

@@ -23,9 +23,10 @@
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_loop/cycle_record.hpp"
+#include "jtac_loop/device_types.hpp"
 #include "jtac_rt/mailbox.hpp"
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 /// Where JtacLaw takes a tip's raw wrench from, each cycle.
 enum class WrenchSource : std::uint8_t {
@@ -126,4 +127,4 @@ class JtacLaw final : public ControlLaw {
   TipWrenchArray external_N_Nm_{};                          // controller thread: newest taken
 };
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

@@ -50,9 +50,10 @@
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_loop/control_law.hpp"
 #include "jtac_loop/cycle_record.hpp"
+#include "jtac_loop/device_types.hpp"
 #include "jtac_rt/mailbox.hpp"
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 /// Configuration of a ControlLoop.
 struct ControlLoopConfig {
@@ -214,4 +215,4 @@ class ControlLoop {
   std::thread thread_;
 };
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

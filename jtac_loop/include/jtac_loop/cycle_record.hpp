@@ -26,8 +26,9 @@
 #include "franka_hw/device.hpp"
 #include "jtac_core/admittance.hpp"
 #include "jtac_core/trajectory_controller.hpp"
+#include "jtac_loop/device_types.hpp"
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 /// One wrench [Fx Fy Fz Tx Ty Tz] per tip [N, N·m], tip 0 first (the tips of JtacConfig::tips);
 /// entries from the law's tip count on are zero.
@@ -124,4 +125,4 @@ inline void fill_cycle_record(const DeviceState& state, const LawOutput& out, Up
   row.interval_us = interval_us;
 }
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

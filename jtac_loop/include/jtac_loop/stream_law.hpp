@@ -38,7 +38,7 @@
 #include "jtac_loop/clock_map.hpp"
 #include "jtac_loop/control_law.hpp"
 
-namespace jtac::hw {
+namespace jtac::loop {
 
 /// Follows a streamed joint target (see the top of this file).
 class StreamLaw final : public ControlLaw {
@@ -115,4 +115,4 @@ class StreamLaw final : public ControlLaw {
   ClockMap clock_;  // host time → controller time, for controller_time_s()
 };
 
-}  // namespace jtac::hw
+}  // namespace jtac::loop

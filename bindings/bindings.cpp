@@ -15,9 +15,9 @@ void bind_trajectory(py::module_& m);  // bind_trajectory.cpp
 void bind_jtac(py::module_& m);        // bind_jtac.cpp
 void bind_admittance(py::module_& m);  // bind_admittance.cpp
 void bind_parameters(py::module_& m);  // bind_parameters.cpp (generated from params/)
-void bind_hw(py::module_& m);          // franka_hw/python/bind_hw.cpp
+void bind_hw(py::module_& m);          // bind_hw.cpp
 #ifdef JTAC_HAVE_LIBFRANKA
-void bind_franka(py::module_& m);  // franka_hw/python/bind_franka.cpp
+void bind_franka(py::module_& m);  // bind_franka.cpp
 #endif
 
 namespace {

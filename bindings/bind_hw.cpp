@@ -38,7 +38,7 @@
 #include "jtac_loop/control_loop.hpp"
 #include "jtac_loop/stream_law.hpp"
 
-#include "../../jtac_core/python/bind_common.hpp"
+#include "bind_common.hpp"
 
 namespace py = pybind11;
 
@@ -66,7 +66,7 @@ py::array_t<double> array_of(const std::array<double, N>& v) {
 }
 
 /// Every tip's wrench as a (kMaxTips, 6) array (rows from the law's tip count on are zero).
-py::array_t<double> tips_of(const jtac::hw::TipWrenchArray& w) {
+py::array_t<double> tips_of(const jtac::loop::TipWrenchArray& w) {
   py::array_t<double> a({static_cast<py::ssize_t>(w.size()), py::ssize_t{6}});
   auto v = a.mutable_unchecked<2>();
   for (py::ssize_t k = 0; k < v.shape(0); ++k) {
@@ -77,33 +77,33 @@ py::array_t<double> tips_of(const jtac::hw::TipWrenchArray& w) {
   return a;
 }
 
-jtac::hw::WrenchSource wrench_source_of(const std::string& name) {
+jtac::loop::WrenchSource wrench_source_of(const std::string& name) {
   if (name == "device") {
-    return jtac::hw::WrenchSource::kDevice;
+    return jtac::loop::WrenchSource::kDevice;
   }
   if (name == "external") {
-    return jtac::hw::WrenchSource::kExternal;
+    return jtac::loop::WrenchSource::kExternal;
   }
   if (name == "none") {
-    return jtac::hw::WrenchSource::kNone;
+    return jtac::loop::WrenchSource::kNone;
   }
   throw std::invalid_argument("a wrench source is 'device', 'external' or 'none', got '" + name + "'");
 }
 
-const char* wrench_source_name(jtac::hw::WrenchSource source) {
+const char* wrench_source_name(jtac::loop::WrenchSource source) {
   switch (source) {
-    case jtac::hw::WrenchSource::kDevice:
+    case jtac::loop::WrenchSource::kDevice:
       return "device";
-    case jtac::hw::WrenchSource::kExternal:
+    case jtac::loop::WrenchSource::kExternal:
       return "external";
-    case jtac::hw::WrenchSource::kNone:
+    case jtac::loop::WrenchSource::kNone:
       break;
   }
   return "none";
 }
 
-jtac::hw::JtacLaw& jtac_law_of(jtac::hw::ControlLoop& loop) {
-  jtac::hw::JtacLaw* law = loop.jtac_law();
+jtac::loop::JtacLaw& jtac_law_of(jtac::loop::ControlLoop& loop) {
+  jtac::loop::JtacLaw* law = loop.jtac_law();
   if (law == nullptr) {
     throw std::logic_error("ControlLoop: this loop runs no JTAC controller");
   }
@@ -178,7 +178,7 @@ py::dict latency_dict(const jtac::hw::LatencyStats& l) {
   return d;
 }
 
-py::dict timing_dict(const jtac::hw::LoopTiming& t) {
+py::dict timing_dict(const jtac::loop::LoopTiming& t) {
   py::dict d;
   d["cycles"] = t.cycles;
   d["cycles_without_state"] = t.cycles_without_state;
@@ -199,8 +199,8 @@ py::dict timing_dict(const jtac::hw::LoopTiming& t) {
 // ---- one controller cycle: every field of jtac_loop/cycle_record.hpp's table, walked with
 // for_each_cycle_field; the conversion follows the member's type.
 
-using jtac::hw::CycleRecord;
-using jtac::hw::TipWrenchArray;
+using jtac::loop::CycleRecord;
+using jtac::loop::TipWrenchArray;
 
 template <class T>
 constexpr bool kIsTips = std::is_same_v<T, TipWrenchArray>;
@@ -259,7 +259,7 @@ py::array cycle_column(const std::vector<CycleRecord>& rows, Get get) {
 /// A cycle as a dict: {"time": float, "q": (7,), "wrench_raw": (6,), "wrenches_raw": (kMaxTips, 6), ...}.
 py::dict cycle_dict(const CycleRecord& r) {
   py::dict d;
-  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
     const auto& value = r.*member;
     if constexpr (kIsTips<std::decay_t<decltype(value)>>) {
       d[f.python_tip0] = array_of(value[0]);
@@ -270,7 +270,7 @@ py::dict cycle_dict(const CycleRecord& r) {
 }
 
 /// The snapshot: the cycle's dict and its loop timing under "timing".
-py::dict snapshot_dict(const jtac::hw::LoopSnapshot& s) {
+py::dict snapshot_dict(const jtac::loop::LoopSnapshot& s) {
   py::dict d = cycle_dict(s);
   d["timing"] = timing_dict(s.timing);
   return d;
@@ -279,7 +279,7 @@ py::dict snapshot_dict(const jtac::hw::LoopSnapshot& s) {
 /// The drained rows as columns: {"time": (n,), "q": (n, 7), "wrenches_raw": (n, kMaxTips, 6), ...}.
 py::dict columns(const std::vector<CycleRecord>& rows) {
   py::dict d;
-  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
     using T = std::decay_t<decltype(rows.front().*member)>;
     if constexpr (kIsTips<T>) {
       d[f.python_tip0] = cycle_column<WrenchArray>(
@@ -294,7 +294,7 @@ py::dict columns(const std::vector<CycleRecord>& rows) {
 /// (less "timing") and the columns of a recording.
 py::tuple cycle_fields() {
   py::list fields;
-  jtac::hw::for_each_cycle_field([&](const jtac::hw::CycleFieldInfo& f, auto member) {
+  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
     using T = std::decay_t<decltype(std::declval<const CycleRecord&>().*member)>;
     if constexpr (kIsTips<T>) {
       fields.append(py::make_tuple(f.python_tip0, py::tuple(py::cast(cycle_shape<WrenchArray>())),
@@ -334,16 +334,16 @@ py::dict device_state_dict(const jtac::hw::DeviceState& s) {
 /// JointTrajectoryAdmittanceController the ControlLoop drives).
 void bind_hw(py::module_& m) {
   using jtac::hw::AsyncInterface;
-  using jtac::hw::ControlLoop;
   using jtac::hw::DeviceStatus;
   using jtac::hw::MujocoDevice;
+  using jtac::loop::ControlLoop;
 
   m.attr("MAX_TIPS") = jtac::kMaxTips;  // tips one controller handles (wrenches_* rows)
   // One controller cycle's fields ((name, shape, doc), ...): the snapshot's keys and the recording's
   // columns; jtac_py builds RECORD_FIELDS and ControllerState from them.
   m.attr("CYCLE_FIELDS") = cycle_fields();
   // The values of a cycle no controller has run yet (the defaults of ControllerState's fields).
-  m.attr("CYCLE_DEFAULTS") = cycle_dict(jtac::hw::CycleRecord{});
+  m.attr("CYCLE_DEFAULTS") = cycle_dict(jtac::loop::CycleRecord{});
 
   py::enum_<DeviceStatus>(m, "DeviceStatus", "Outcome of a device read/write or a loop step")
       .value("OK", DeviceStatus::kOk)
@@ -564,13 +564,13 @@ void bind_hw(py::module_& m) {
     }
     return rows;
   };
-  py::enum_<jtac::hw::StreamState>(m, "StreamState", "What a stream's command does")
-      .value("HOLDING", jtac::hw::StreamState::kHolding)
-      .value("FOLLOWING", jtac::hw::StreamState::kFollowing)
-      .value("BRAKING", jtac::hw::StreamState::kBraking);
-  py::class_<jtac::hw::StreamLaw>(m, "StreamLaw",
-                                  "A control law following timed action chunks and stamped single targets "
-                                  "(ControlLoop.use_law); jtac_loop/chunk_stream.hpp")
+  py::enum_<jtac::loop::StreamState>(m, "StreamState", "What a stream's command does")
+      .value("HOLDING", jtac::loop::StreamState::kHolding)
+      .value("FOLLOWING", jtac::loop::StreamState::kFollowing)
+      .value("BRAKING", jtac::loop::StreamState::kBraking);
+  py::class_<jtac::loop::StreamLaw>(m, "StreamLaw",
+                                    "A control law following timed action chunks and stamped single targets "
+                                    "(ControlLoop.use_law); jtac_loop/chunk_stream.hpp")
       .def(
           py::init([](double controller_period_s, std::int64_t chunk_capacity, double blend_window_s,
                       double timeout_s, double run_out_s, const std::optional<InputArray>& stop_accelerations,
@@ -580,7 +580,7 @@ void bind_hw(py::module_& m) {
               throw std::invalid_argument("chunk_capacity must be >= 1, got " +
                                           std::to_string(chunk_capacity));
             }
-            jtac::hw::ChunkStreamConfig config;
+            jtac::loop::ChunkStreamConfig config;
             config.controller_period_s = controller_period_s;
             config.chunk_capacity = static_cast<std::size_t>(chunk_capacity);
             config.blend_window_s = blend_window_s;
@@ -591,14 +591,14 @@ void bind_hw(py::module_& m) {
             }
             config.ensemble_weight = ensemble_weight;
             if (loop == nullptr) {
-              return std::make_unique<jtac::hw::StreamLaw>(config);
+              return std::make_unique<jtac::loop::StreamLaw>(config);
             }
             jtac::JtacGoal admittance;
             admittance.tips = jtac_python::tip_goals_from(tips);
             admittance.joint_damping_per_s = joint_damping_per_s;
             admittance.absolute_force_torque_threshold =
                 jtac_python::double_list(absolute_force_torque_threshold, "absolute_force_torque_threshold");
-            return std::make_unique<jtac::hw::StreamLaw>(config, jtac_law_of(*loop), admittance);
+            return std::make_unique<jtac::loop::StreamLaw>(config, jtac_law_of(*loop), admittance);
           }),
           py::arg("controller_period_s") = 0.001, py::kw_only(), py::arg("chunk_capacity") = 64,
           py::arg("blend_window_s") = 0.1, py::arg("timeout_s") = 0.5, py::arg("run_out_s") = 0.02,
@@ -614,7 +614,7 @@ void bind_hw(py::module_& m) {
           "as goal intake validates a goal's (ValueError with intake's message)")
       .def(
           "set_target",
-          [](jtac::hw::StreamLaw& law, const InputArray& q, const std::optional<InputArray>& dq,
+          [](jtac::loop::StreamLaw& law, const InputArray& q, const std::optional<InputArray>& dq,
              double stamp_s) {
             const JointArray q_rad = fixed<7>(q, "q_rad");
             return dq ? law.set_target(q_rad, fixed<7>(*dq, "dq_rad_s"), stamp_s)
@@ -625,7 +625,7 @@ void bind_hw(py::module_& m) {
           "Never waits")
       .def(
           "set_chunk",
-          [joint_rows](jtac::hw::StreamLaw& law, const InputArray& times, const InputArray& q,
+          [joint_rows](jtac::loop::StreamLaw& law, const InputArray& times, const InputArray& q,
                        const std::optional<InputArray>& dq) {
             const std::vector<double> t(times.data(), times.data() + times.size());
             const std::vector<JointArray> q_rows = joint_rows(q, "positions_rad");
@@ -640,39 +640,39 @@ void bind_hw(py::module_& m) {
           py::arg("times_s"), py::arg("positions_rad"), py::arg("velocities_rad_s") = py::none(),
           "An action chunk, times on the controller clock [s]; ValueError (nothing sent) for a malformed "
           "or non-finite one. Never waits")
-      .def("controller_time_s", &jtac::hw::StreamLaw::controller_time_s,
+      .def("controller_time_s", &jtac::loop::StreamLaw::controller_time_s,
            "The controller time now [s] from the host's steady clock (NaN before the law's first cycle)")
-      .def_property_readonly("targets_taken", &jtac::hw::StreamLaw::targets_taken)
-      .def_property_readonly("late_targets", &jtac::hw::StreamLaw::late_targets)
-      .def_property_readonly("chunks_taken", &jtac::hw::StreamLaw::chunks_taken)
-      .def_property_readonly("targets_refused", &jtac::hw::StreamLaw::targets_refused)
-      .def_property_readonly("stale_chunks", &jtac::hw::StreamLaw::stale_chunks)
-      .def_property_readonly("brakes", &jtac::hw::StreamLaw::brakes)
-      .def_property_readonly("state", &jtac::hw::StreamLaw::state)
+      .def_property_readonly("targets_taken", &jtac::loop::StreamLaw::targets_taken)
+      .def_property_readonly("late_targets", &jtac::loop::StreamLaw::late_targets)
+      .def_property_readonly("chunks_taken", &jtac::loop::StreamLaw::chunks_taken)
+      .def_property_readonly("targets_refused", &jtac::loop::StreamLaw::targets_refused)
+      .def_property_readonly("stale_chunks", &jtac::loop::StreamLaw::stale_chunks)
+      .def_property_readonly("brakes", &jtac::loop::StreamLaw::brakes)
+      .def_property_readonly("state", &jtac::loop::StreamLaw::state)
       .def_property_readonly(
-          "target_delay_s", [](const jtac::hw::StreamLaw& law) { return law.stream().target_delay_s(); },
+          "target_delay_s", [](const jtac::loop::StreamLaw& law) { return law.stream().target_delay_s(); },
           "The delay at which single targets are placed after their stamps [s]")
-      .def_property_readonly("holding", &jtac::hw::StreamLaw::holding)
-      .def_property_readonly("compliant", &jtac::hw::StreamLaw::compliant,
+      .def_property_readonly("holding", &jtac::loop::StreamLaw::holding)
+      .def_property_readonly("compliant", &jtac::loop::StreamLaw::compliant,
                              "True when the stream runs with the JTAC controller's admittance side")
-      .def_property_readonly("admittance_warning", &jtac::hw::StreamLaw::admittance_warning,
+      .def_property_readonly("admittance_warning", &jtac::loop::StreamLaw::admittance_warning,
                              "What intake accepted but warned about in the admittance set ('' when nothing)")
-      .def_property_readonly("stop_code", &jtac::hw::StreamLaw::stop_code,
+      .def_property_readonly("stop_code", &jtac::loop::StreamLaw::stop_code,
                              "Why a compliant stream stopped (a ResultCode; SUCCESSFUL while it has not)");
 
-  py::class_<jtac::hw::CallbackLaw>(m, "CallbackLaw",
-                                    "A control law behind a C function pointer (ControlLoop.use_law); "
-                                    "jtac_loop/callback_law.hpp")
+  py::class_<jtac::loop::CallbackLaw>(m, "CallbackLaw",
+                                      "A control law behind a C function pointer (ControlLoop.use_law); "
+                                      "jtac_loop/callback_law.hpp")
       .def(py::init([](std::uintptr_t address, const std::string& name, int num_params, int num_memory,
                        const std::optional<InputArray>& params,
                        const std::optional<InputArray>& stop_accelerations, const std::string& urdf_xml,
                        const std::string& base_frame, const std::vector<std::string>& joint_names,
                        const std::string& tcp_frame) {
-             jtac::hw::CallbackLawConfig config;
+             jtac::loop::CallbackLawConfig config;
              config.name = name;
              // The address of a function with the C ABI of CallbackLawFunction (a Numba cfunc's
              // `address`, or reference_law_address()).
-             config.function = reinterpret_cast<jtac::hw::CallbackLawFunction>(address);
+             config.function = reinterpret_cast<jtac::loop::CallbackLawFunction>(address);
              config.num_params = num_params;
              config.num_memory = num_memory;
              if (params) {
@@ -685,7 +685,7 @@ void bind_hw(py::module_& m) {
              config.base_frame = base_frame;
              config.joint_names = joint_names;
              config.tcp_frame = tcp_frame;
-             return std::make_unique<jtac::hw::CallbackLaw>(config);
+             return std::make_unique<jtac::loop::CallbackLaw>(config);
            }),
            py::arg("address"), py::kw_only(), py::arg("name"), py::arg("num_params"), py::arg("num_memory"),
            py::arg("params") = py::none(), py::arg("stop_accelerations_rad_s2") = py::none(),
@@ -696,7 +696,7 @@ void bind_hw(py::module_& m) {
            "TCP pose and a zero Jacobian")
       .def(
           "set_params",
-          [](jtac::hw::CallbackLaw& law, const InputArray& params) {
+          [](jtac::loop::CallbackLaw& law, const InputArray& params) {
             if (params.ndim() != 1) {
               throw std::invalid_argument("law '" + law.name() + "': params must be 1-D, got " +
                                           std::to_string(params.ndim()) + " dimensions");
@@ -709,12 +709,12 @@ void bind_hw(py::module_& m) {
           },
           py::arg("params"),
           "New parameters, taken at the next cycle boundary; ValueError naming index and value")
-      .def_property_readonly("failed", &jtac::hw::CallbackLaw::failed,
+      .def_property_readonly("failed", &jtac::loop::CallbackLaw::failed,
                              "True once the law failed in this activation (the arm stops, then holds)")
       .def_property_readonly(
           "error",
-          [](const jtac::hw::CallbackLaw& law) -> py::object {
-            const jtac::hw::CallbackLawError e = law.error();
+          [](const jtac::loop::CallbackLaw& law) -> py::object {
+            const jtac::loop::CallbackLawError e = law.error();
             if (!e.failed) {
               return py::none();
             }
@@ -727,24 +727,24 @@ void bind_hw(py::module_& m) {
             return d;
           },
           "None, or why the law stopped: {message, code, joint (-1: none), value, time [s]}")
-      .def_property_readonly("name", &jtac::hw::CallbackLaw::name)
-      .def_property_readonly("num_params", &jtac::hw::CallbackLaw::num_params)
-      .def_property_readonly("num_memory", &jtac::hw::CallbackLaw::num_memory)
-      .def_property_readonly("calls", &jtac::hw::CallbackLaw::calls)
-      .def_property_readonly("call_ns_total", &jtac::hw::CallbackLaw::call_ns_total,
+      .def_property_readonly("name", &jtac::loop::CallbackLaw::name)
+      .def_property_readonly("num_params", &jtac::loop::CallbackLaw::num_params)
+      .def_property_readonly("num_memory", &jtac::loop::CallbackLaw::num_memory)
+      .def_property_readonly("calls", &jtac::loop::CallbackLaw::calls)
+      .def_property_readonly("call_ns_total", &jtac::loop::CallbackLaw::call_ns_total,
                              "Time spent in the law's function so far [ns]")
-      .def_property_readonly("call_ns_max", &jtac::hw::CallbackLaw::call_ns_max,
+      .def_property_readonly("call_ns_max", &jtac::loop::CallbackLaw::call_ns_max,
                              "Longest call of the law's function [ns]")
-      .def_property_readonly("params_taken", &jtac::hw::CallbackLaw::params_taken,
+      .def_property_readonly("params_taken", &jtac::loop::CallbackLaw::params_taken,
                              "Parameter sets the controller thread has taken");
   m.def(
       "reference_law_address",
       [](const std::string& name) -> std::uintptr_t {
         if (name == "sine") {
-          return reinterpret_cast<std::uintptr_t>(&jtac::hw::jtac_sine_law);
+          return reinterpret_cast<std::uintptr_t>(&jtac::loop::jtac_sine_law);
         }
         if (name == "joint_impedance") {
-          return reinterpret_cast<std::uintptr_t>(&jtac::hw::jtac_joint_impedance_law);
+          return reinterpret_cast<std::uintptr_t>(&jtac::loop::jtac_joint_impedance_law);
         }
         throw std::invalid_argument("reference_law_address: unknown law '" + name +
                                     "' (sine, joint_impedance)");
@@ -759,7 +759,7 @@ void bind_hw(py::module_& m) {
                throw std::invalid_argument("record_capacity must be >= 1, got " +
                                            std::to_string(record_capacity));
              }
-             jtac::hw::ControlLoopConfig config;
+             jtac::loop::ControlLoopConfig config;
              config.update_rate_hz = update_rate_hz;
              config.fifo_priority = fifo_priority;
              config.cpu = cpu;
@@ -798,11 +798,11 @@ void bind_hw(py::module_& m) {
           "status that is not OK and returns it")
       .def_property_readonly("packets", &ControlLoop::packets)
       .def(
-          "use_law", [](ControlLoop& l, jtac::hw::StreamLaw* law) { l.use_law(law); },
+          "use_law", [](ControlLoop& l, jtac::loop::StreamLaw* law) { l.use_law(law); },
           py::arg("law").none(true), py::keep_alive<1, 2>(),
           "Switches the control law at the next cycle (None: back to the JTAC controller)")
       .def(
-          "use_law", [](ControlLoop& l, jtac::hw::CallbackLaw* law) { l.use_law(law); }, py::arg("law"),
+          "use_law", [](ControlLoop& l, jtac::loop::CallbackLaw* law) { l.use_law(law); }, py::arg("law"),
           py::keep_alive<1, 2>(), "Switches to a callback law at the next cycle")
       .def(
           "set_wrench_sources",
@@ -811,7 +811,7 @@ void bind_hw(py::module_& m) {
               throw std::invalid_argument("set_wrench_sources: " + std::to_string(sources.size()) +
                                           " tips, at most " + std::to_string(jtac::kMaxTips));
             }
-            std::array<jtac::hw::WrenchSource, jtac::kMaxTips> s{};
+            std::array<jtac::loop::WrenchSource, jtac::kMaxTips> s{};
             for (std::size_t k = 0; k < sources.size(); ++k) {
               s[k] = wrench_source_of(sources[k]);
             }
@@ -842,7 +842,7 @@ void bind_hw(py::module_& m) {
       .def(
           "snapshot",
           [](ControlLoop& l) -> py::object {
-            jtac::hw::LoopSnapshot s;
+            jtac::loop::LoopSnapshot s;
             if (!l.snapshot(s)) {
               return py::none();
             }
@@ -855,7 +855,7 @@ void bind_hw(py::module_& m) {
       .def(
           "drain",
           [](ControlLoop& l) {
-            std::vector<jtac::hw::CycleRecord> rows;
+            std::vector<jtac::loop::CycleRecord> rows;
             {
               py::gil_scoped_release release;
               rows.reserve(l.pending_records());
