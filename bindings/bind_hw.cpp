@@ -658,7 +658,14 @@ void bind_hw(py::module_& m) {
       .def_property_readonly("admittance_warning", &jtac::loop::StreamLaw::admittance_warning,
                              "What intake accepted but warned about in the admittance set ('' when nothing)")
       .def_property_readonly("stop_code", &jtac::loop::StreamLaw::stop_code,
-                             "Why a compliant stream stopped (a ResultCode; SUCCESSFUL while it has not)");
+                             "Why a compliant stream stopped (a ResultCode; SUCCESSFUL while it has not)")
+      .def("request_brake", &jtac::loop::StreamLaw::request_brake,
+           "Brake to rest now within the stop accelerations in force, dropping the inputs not yet taken; "
+           "the next input sent afterwards is followed again. Never waits")
+      .def_property_readonly("brakes_requested", &jtac::loop::StreamLaw::brakes_requested,
+                             "request_brake() calls the controller thread has served")
+      .def_property_readonly("closing", &jtac::loop::StreamLaw::closing,
+                             "True once the loop hands over from this stream (it brakes, takes no input)");
 
   py::class_<jtac::loop::CallbackLaw>(m, "CallbackLaw",
                                       "A control law behind a C function pointer (ControlLoop.use_law); "
@@ -804,6 +811,50 @@ void bind_hw(py::module_& m) {
       .def(
           "use_law", [](ControlLoop& l, jtac::loop::CallbackLaw* law) { l.use_law(law); }, py::arg("law"),
           py::keep_alive<1, 2>(), "Switches to a callback law at the next cycle")
+      .def_property_readonly(
+          "jtac_active",
+          [](const ControlLoop& l) {
+            auto& loop = const_cast<ControlLoop&>(l);
+            return loop.active_law() != nullptr && loop.active_law() == loop.jtac_law() &&
+                   loop.law() == loop.jtac_law() && !loop.handing_over();
+          },
+          "True when the last cycle ran the JTAC law and no switch away from it is asked for")
+      .def(
+          "runs",
+          [](const ControlLoop& l, const py::object& law) {
+            const jtac::loop::ControlLaw* p = nullptr;
+            if (py::isinstance<jtac::loop::StreamLaw>(law)) {
+              p = law.cast<jtac::loop::StreamLaw*>();
+            } else if (py::isinstance<jtac::loop::CallbackLaw>(law)) {
+              p = law.cast<jtac::loop::CallbackLaw*>();
+            } else {
+              throw std::invalid_argument("runs: expected a StreamLaw or a CallbackLaw");
+            }
+            return l.active_law() == p && !l.handing_over();
+          },
+          py::arg("law"), "True when the last cycle ran `law` and it is not handing over")
+      .def_property_readonly("handing_over", &ControlLoop::handing_over,
+                             "True while the running law brakes to rest for a switch")
+      .def_property_readonly("handovers", &ControlLoop::handovers, "Hand-overs completed")
+      .def(
+          "set_stop_accelerations",
+          [](ControlLoop& l, const std::vector<double>& a) {
+            if (a.size() != static_cast<std::size_t>(jtac::loop::kNumJoints)) {
+              throw std::invalid_argument("set_stop_accelerations: " + std::to_string(a.size()) +
+                                          " values, expected " + std::to_string(jtac::loop::kNumJoints));
+            }
+            jtac::loop::JointArray v{};
+            for (std::size_t j = 0; j < v.size(); ++j) {
+              if (!(std::isfinite(a[j]) && a[j] > 0.0)) {
+                throw std::invalid_argument("set_stop_accelerations: joint " + std::to_string(j) + " is " +
+                                            std::to_string(a[j]) + ", must be finite and > 0");
+              }
+              v[j] = a[j];
+            }
+            l.set_stop_accelerations(v);
+          },
+          py::arg("stop_accelerations_rad_s2"),
+          "The deceleration of each joint for every law's brakes [rad/s²], from the next cycle")
       .def(
           "set_wrench_sources",
           [](ControlLoop& l, const std::vector<std::string>& sources) {

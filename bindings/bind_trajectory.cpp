@@ -249,7 +249,12 @@ void bind_enums(py::module_& m) {
       .value("NON_FINITE_WRENCH", jtac::EventDetail::kNonFiniteWrench)
       .value("ADMITTANCE_NON_FINITE", jtac::EventDetail::kAdmittanceNonFinite)
       .value("STITCH_PAYLOAD_MISMATCH", jtac::EventDetail::kStitchPayloadMismatch)
-      .value("TARE_WHILE_EXECUTING", jtac::EventDetail::kTareWhileExecuting);
+      .value("TARE_WHILE_EXECUTING", jtac::EventDetail::kTareWhileExecuting)
+      .value("CONNECTING_VELOCITY", jtac::EventDetail::kConnectingVelocity)
+      .value("CONNECTING_ACCELERATION", jtac::EventDetail::kConnectingAcceleration)
+      .value("SPLINE_VELOCITY", jtac::EventDetail::kSplineVelocity)
+      .value("SPLINE_ACCELERATION", jtac::EventDetail::kSplineAcceleration)
+      .value("HANDED_OVER", jtac::EventDetail::kHandedOver);
 }
 
 void bind_pure_functions(py::module_& m) {

@@ -235,6 +235,8 @@ class Controller:
             cpu=cpus[-1] if cpus else -1,
             record_capacity=int(given["record_buffer_cycles"]),
         )
+        # Every law's brakes use the stop_accelerations in force (the JTAC reads its own parameter).
+        self._loop.set_stop_accelerations(list(given["stop_accelerations"]))
         # Each tip's wrench: the arm's sensor, an external one (feed_wrench) or none (config.py).
         self._wrench_sources = jtac_config.wrench_sources(given, hardware.ft_sensor_name)
         self._loop.set_wrench_sources(self._wrench_sources)
@@ -243,6 +245,8 @@ class Controller:
         self._tares: dict[int, concurrent.futures.Future[TareResult]] = {}
         self._recordings: list[Recording] = []
         self._stream: Stream | None = None
+        # Why the JTAC last handed the arm over (a goal it ended says so in its result).
+        self._handover_reason = ""
         # A compiled custom law in force (use_law), its native side, and every law the loop has held:
         # the loop may call a law's code until the cycle after the switch away, so none is freed.
         self._law: laws.CompiledLaw | None = None
@@ -348,10 +352,12 @@ class Controller:
         self._pump()
         for recording in list(self._recordings):
             recording.stop()
+        # The loop is stopped: the slot goes back to the JTAC without a hand-over (the next start()
+        # begins from the robot's echo at rest).
         if self._stream is not None:
-            self._stream.close()  # the next start() runs trajectory execution again
+            self._end_stream(self._stream, wait=False)
         if self._law is not None:
-            self.use_law(None)
+            self._end_law(wait=False)
         self._started = False
 
     def __enter__(self) -> Controller:
@@ -448,8 +454,13 @@ class Controller:
     ) -> Stream:
         """Switches the loop from trajectory execution to following a streamed target (teleoperation,
         a policy): returns a Stream whose send() hands over single targets and send_chunk() action
-        chunks. A goal still running ends ABORTED (INVALID_STATE) at the switch; the arm holds where it
-        is until the first input. Goals are refused (INVALID_STATE) while the stream is open.
+        chunks. Returns at once; the switch follows the hand-over rule (docs/python_api.md, "Switching
+        between goals, streams and laws"): a goal still moving brakes to rest within
+        stop_accelerations and ends ABORTED (INVALID_STATE, "handed over ... a stream was opened"; a
+        goal already braking for a cancel ends CANCELED), then the stream starts from that command at
+        rest and joins its first inputs with a catch-up blend within stop_accelerations. Inputs sent
+        meanwhile are taken at the stream's first cycle. Goals, tares and time_scale changes are
+        refused while the stream is open.
 
         blend_window_s: shortest blend from the executing future into a new chunk [s]; timeout_s: brake
         when no input came for this long [s]; ensemble_weight: weight of the newest chunk where chunks
@@ -489,25 +500,70 @@ class Controller:
             )
             if law.admittance_warning:
                 _log.warning("stream admittance accepted with a warning: %s", law.admittance_warning)
+            self._handover_reason = "a stream was opened (Controller.stream())"
             self._loop.use_law(law)
             self._stream = Stream(self, law)
             return self._stream
 
-    def _end_stream(self, stream: Stream) -> None:
+    def _end_stream(self, stream: Stream, *, wait: bool = True) -> None:
+        """The slot back to the JTAC: the stream brakes to rest first (hand-over), and with `wait`
+        this returns once the JTAC runs again, so the next goal and tare are accepted."""
+        with self._lock:
+            if self._stream is not stream:
+                return
+            self._loop.use_law(None)
+        if wait:
+            self._wait_for_handover(lambda: self._loop.jtac_active, "closing the stream")
         with self._lock:
             if self._stream is stream:
-                self._loop.use_law(None)
                 self._stream = None
+
+    def _end_law(self, *, wait: bool = True) -> None:
+        """use_law(None): the law brakes to rest (hand-over) and the JTAC takes over."""
+        with self._lock:
+            if self._law is None:
+                return
+            self._law_error = self.law_error
+            self._loop.use_law(None)
+        if wait:
+            self._wait_for_handover(lambda: self._loop.jtac_active, "use_law(None)")
+        with self._lock:
+            if self._law is not None:
+                self._law._native = None
+            self._law = None
+            self._native_law = None
+
+    def _wait_for_handover(self, done: Any, what: str) -> None:
+        """Until the hand-over completed (`done()`): lockstep steps the arm, real time polls. The brake
+        takes at most max|dq_cmd| / min(stop_accelerations); a loop that stopped (a hardware error)
+        ends the wait, as does twice that bound plus 2 s (RuntimeError)."""
+        if not self._started:
+            return
+        state = self.state
+        speed = float(np.max(np.abs(state.dq_cmd))) if state is not None else 0.0
+        bound_s = 2.0 + 2.0 * speed / float(min(self._values["stop_accelerations"]))
+        if self._lockstep:
+            self._step_until(done, bound_s)
+        else:
+            deadline = time.monotonic() + bound_s
+            while not done() and time.monotonic() < deadline and self._loop.running:
+                time.sleep(0.001)
+        if not done() and (self._lockstep or self._loop.running):
+            raise RuntimeError(f"{what}: the hand-over did not complete within {bound_s:.1f} s")
 
     def use_law(
         self, law: laws.CompiledLaw | None, params: Sequence[float] | np.ndarray | None = None
     ) -> None:
-        """Switches the loop to a custom control law compiled by ``jtac_py.laws.compile()``, at the next
-        controller cycle boundary; ``use_law(None)`` returns to trajectory execution (the JTAC).
+        """Switches the loop to a custom control law compiled by ``jtac_py.laws.compile()``;
+        ``use_law(None)`` returns to trajectory execution (the JTAC).
 
-        A goal still running ends ABORTED (INVALID_STATE) at the switch; goals are refused (INVALID_STATE)
-        while the law is in use, as while a stream is open. The law starts from the robot's command, with
-        its memory zeroed and `params` (default: the law's current set, ``law.params``); the TCP pose and
+        Both follow the hand-over rule (docs/python_api.md, "Switching between goals, streams and
+        laws"): a goal still moving brakes to rest within stop_accelerations and ends ABORTED
+        (INVALID_STATE, "handed over ... the custom law was put in use"), then the law starts from that
+        command; ``use_law(None)`` stops calling the law, brakes its command to rest and returns once
+        the JTAC runs again (the next goal and tare are accepted). Goals, tares and time_scale changes
+        are refused while the law is in use, as while a stream is open. The law starts with its memory
+        zeroed and `params` (default: the law's current set, ``law.params``); the TCP pose and
         Jacobian it sees are those of this controller's URDF (base_frame to the robot's TCP frame).
 
         A law that returns a non-zero code, commands a non-finite value or raises stops the arm in minimum
@@ -518,11 +574,7 @@ class Controller:
         with self._lock:
             if law is None:
                 if self._law is not None:
-                    self._law_error = self.law_error
-                    self._loop.use_law(None)
-                    self._law._native = None
-                    self._law = None
-                    self._native_law = None
+                    self._end_law()
                 return
             if not isinstance(law, laws.CompiledLaw):
                 raise TypeError(
@@ -549,6 +601,7 @@ class Controller:
             law.params = values
             law._native = native
             self._laws_used.append((law, native))
+            self._handover_reason = f"the custom law '{law.name}' was put in use (Controller.use_law())"
             self._loop.use_law(native)
             self._law = law
             self._native_law = native
@@ -597,10 +650,22 @@ class Controller:
         controller cycle. ParameterError names the parameter, value and rule."""
         changes = {**(updates or {}), **kwargs}
         new_values = self._schema.validate_update(self._values, changes)
+        if "time_scale_percentage" in changes and new_values["time_scale_percentage"] != self.time_scale:
+            holder = self._slot_holder()
+            if holder:
+                # Streams and laws run on the controller clock: a trajectory's time scale has no meaning
+                # for them, and applying it later to the next goal would surprise.
+                message = (
+                    f"time_scale_percentage: refused while {holder}: the time scale applies to goals; "
+                    f"it stays {self.time_scale:g} %"
+                )
+                _log.warning(message)
+                raise parameters.ParameterError(message)
         message = self._core.set_parameters(jtac_config.native_parameters(new_values))
         if message:
             raise parameters.ParameterError(message)
         self._values = new_values
+        self._loop.set_stop_accelerations(list(new_values["stop_accelerations"]))
 
     @property
     def time_scale(self) -> float:
@@ -623,11 +688,12 @@ class Controller:
         if frame not in frames:
             raise ValueError(f"sensor_frame '{frame}' is not a sensor frame of this controller: {frames}")
         tip = frames.index(frame)
-        if self._stream is not None and self._stream.compliant:
-            # The core refuses it too once the stream's first cycle ran; this covers the cycle before.
+        holder = self._slot_holder()
+        if holder:
+            # Only the JTAC tares (between goals, at rest); nothing else would answer the request.
             raise RuntimeError(
-                f"zero_fts({frame}): tare refused: a stream with admittance is open; zero the sensor "
-                "before opening it, with the arm idle and unloaded"
+                f"zero_fts({frame}): tare refused: {holder}; zero the sensor with the arm idle and "
+                "unloaded, before opening it or after closing it"
             )
         future: concurrent.futures.Future[TareResult] = concurrent.futures.Future()
         with self._lock:
@@ -725,6 +791,15 @@ class Controller:
         return recording
 
     # ---------------------------------------------------------------------------- internals
+    def _slot_holder(self) -> str:
+        """What holds the loop's law slot instead of the JTAC, in words ("" when the JTAC runs)."""
+        if self._stream is not None:
+            kind = "a stream with admittance" if self._stream.compliant else "a stream"
+            return f"{kind} is open (Controller.stream())"
+        if self._law is not None:
+            return f"the custom law '{self._law.name}' is in use (Controller.use_law())"
+        return ""
+
     def _require_started(self) -> None:
         if not self._started:
             raise RuntimeError("the controller is not started: call start() (or use it as a context manager)")
@@ -906,6 +981,8 @@ class Controller:
             handle.predicted_stop_duration_s = event.stop_duration_s
         elif event.type in (EventType.GOAL_SUCCEEDED, EventType.GOAL_ABORTED, EventType.GOAL_CANCELED):
             message = event.message
+            if event.detail == _native.EventDetail.HANDED_OVER and self._handover_reason:
+                message = f"{message}: {self._handover_reason}"
             if self._hardware_error is not None and event.type != EventType.GOAL_SUCCEEDED:
                 message = f"{message} ({self._hardware_error})"
             if handle.warning:

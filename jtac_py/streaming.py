@@ -40,7 +40,8 @@ class Stream:
 
     When inputs stop (the future runs out, or none for ``timeout_s``) or a chunk arrives entirely in the
     past, the command brakes to rest within the controller's stop_accelerations (counted in brakes,
-    stale_chunks). close() (or the end of the ``with`` block) returns the loop to trajectory execution.
+    stale_chunks); brake() does the same on demand. close() (or the end of the ``with`` block, an
+    exception included) brakes to rest and returns the loop to trajectory execution.
 
     With ``admittance`` (Controller.stream(admittance=...)), the stream's command is the reference of
     the controller's admittance, as a goal's trajectory is: the tool yields to a push along the
@@ -218,7 +219,19 @@ class Stream:
         nothing stopped the stream, or until the next pump)."""
         return self._stop_message
 
+    def brake(self) -> None:
+        """Brakes to rest now, within the controller's stop_accelerations, and drops the inputs not yet
+        taken; the stream stays open and follows the next input sent after this call (joined from
+        rest with the catch-up blend). Never waits: the next controller cycle already brakes. For a
+        teleoperation dead-man switch or a policy that lost its observation."""
+        self._check_open()
+        self._law.request_brake()
+
     def close(self) -> None:
+        """Ends the stream by the hand-over rule: the command brakes to rest within stop_accelerations
+        (inputs in flight are dropped), then trajectory execution takes over from it. Returns once
+        it has (lockstep: after stepping the arm there), so the next goal and tare are accepted.
+        Idempotent."""
         if self.active:
             self.active = False
             self._controller._end_stream(self)

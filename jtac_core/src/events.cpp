@@ -99,6 +99,8 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
       return "replaced by goal " + number(e.value) + " (stitched)";
     case EventDetail::kDeactivated:
       return "the controller was deactivated while the goal was pending";
+    case EventDetail::kHandedOver:
+      return "the arm was handed over to another control law: the goal braked to rest and ended";
     case EventDetail::kForceTorqueThreshold:
       return "force/torque threshold exceeded: tip " + std::to_string(e.joint / 6) + " axis " +
              axis_name(e.joint % 6) + " reads " + number(e.value) + " (threshold " + number(e.limit) + ")";

@@ -435,6 +435,7 @@ void JointTrajectoryAdmittanceController::activate() noexcept {
 }
 
 void JointTrajectoryAdmittanceController::on_activation() noexcept {
+  handover_stop_ = false;
   external_active_.store(false, std::memory_order_release);
   last_mode_ = ControllerMode::kIdle;
   if (has_sensor_) {
@@ -570,6 +571,13 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
                         mode == ControllerMode::kWaiting;
   if (has_sensor_) {
     process_wrenches(time_s, position_rad, wrench_raw_sensor, goal_active, out);
+  }
+  if (handover_stop_ && !seams_.stop_requested) {
+    seams_.stop_requested = true;
+    seams_.stop_code = ResultCode::kInvalidState;
+    seams_.stop_detail = EventDetail::kHandedOver;
+  }
+  if (has_sensor_) {
     // Also without compliance: the springs bring back an offset an earlier goal left.
     if (tracking && have_reference_ && !seams_.stop_requested) {
       step_admittance(period_s);
@@ -598,6 +606,7 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
 void JointTrajectoryAdmittanceController::activate_external(const JointVector& command_position_rad,
                                                             const AdmittanceGoal& admittance) noexcept {
   const int n = trajectory_.num_joints();
+  handover_stop_ = false;
   last_mode_ = ControllerMode::kIdle;
   last_goal_id_ = 0;
   goal_active_.store(false, std::memory_order_release);

@@ -105,14 +105,14 @@ std::string CallbackLaw::set_params(std::span<const double> params) {
   return {};
 }
 
-void CallbackLaw::activate(const DeviceState& state) noexcept {
-  // Hold what the robot is being commanded (its echoed q_d; the measurement when that is not finite)
+void CallbackLaw::activate(const DeviceState& state, const LawHandover& from) noexcept {
+  // Hold the handed-over command (at a start: what the robot is being commanded, its echoed q_d)
   // until the law says otherwise, as the other laws start.
-  const bool q_d_finite =
-      std::all_of(state.q_d_rad.begin(), state.q_d_rad.end(), [](double x) { return std::isfinite(x); });
-  q_cmd_ = q_d_finite ? state.q_d_rad : state.q_rad;
+  q_cmd_ = handover_position(state, from);
   dq_cmd_ = {};
   last_good_time_s_ = state.time_s;
+  last_time_s_ = state.time_s;
+  braking_ = false;
   std::fill(memory_.begin(), memory_.end(), 0.0);
   failed_.store(false, std::memory_order_release);
   error_ = CallbackLawError{};
@@ -120,6 +120,37 @@ void CallbackLaw::activate(const DeviceState& state) noexcept {
 }
 
 void CallbackLaw::deactivate(double /*time_s*/) noexcept { active_ = false; }
+
+void CallbackLaw::begin_handover(double /*time_s*/) noexcept {
+  if (!braking_) {
+    start_brake();
+  }
+}
+
+bool CallbackLaw::at_rest() const noexcept {
+  return braking_ && last_time_s_ - stop_start_s_ >= stop_.duration();
+}
+
+void CallbackLaw::set_stop_accelerations(const JointArray& a_rad_s2) noexcept {
+  for (int j = 0; j < kNumJoints; ++j) {
+    const double a = a_rad_s2[static_cast<std::size_t>(j)];
+    if (std::isfinite(a) && a > 0.0) {
+      stop_limits_[j] = a;
+    }
+  }
+}
+
+void CallbackLaw::start_brake() noexcept {
+  // Brake from the last good command, at its velocity and from its time (so this cycle already
+  // brakes), within the stop accelerations.
+  for (int j = 0; j < kNumJoints; ++j) {
+    stop_q_[j] = q_cmd_[static_cast<std::size_t>(j)];
+    stop_v_[j] = dq_cmd_[static_cast<std::size_t>(j)];
+  }
+  stop_.start(stop_q_, stop_v_, stop_limits_);
+  stop_start_s_ = last_good_time_s_;
+  braking_ = true;
+}
 
 bool CallbackLaw::update_kinematics(const DeviceState& state) noexcept {
   if (!has_kinematics_) {
@@ -156,7 +187,8 @@ UpdateStatus CallbackLaw::update(const DeviceState& state, double time_s, double
     params_ = fresh;
     params_taken_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!failed()) {
+  last_time_s_ = time_s;
+  if (!braking_) {
     if (!update_kinematics(state)) {
       // The measurement itself is not finite: nothing sensible to hand the law.
       int joint = 0;
@@ -198,7 +230,7 @@ UpdateStatus CallbackLaw::update(const DeviceState& state, double time_s, double
       }
     }
   }
-  if (failed()) {
+  if (braking_) {
     stop_.sample(time_s - stop_start_s_, stop_q_, stop_v_, stop_a_);
     for (int j = 0; j < kNumJoints; ++j) {
       q_cmd_[static_cast<std::size_t>(j)] = stop_q_[j];
@@ -206,7 +238,7 @@ UpdateStatus CallbackLaw::update(const DeviceState& state, double time_s, double
     }
   }
   fill_output(state, out);
-  out.mode = !failed() ? ControllerMode::kExecuting
+  out.mode = !braking_ ? ControllerMode::kExecuting
                        : (time_s - stop_start_s_ < stop_.duration() ? ControllerMode::kStopping
                                                                     : ControllerMode::kIdle);
   return UpdateStatus::kOk;
@@ -237,14 +269,9 @@ void CallbackLaw::fail(double time_s, int code, int joint, double value, bool me
                   name_.c_str(), time_s, joint, joint_name[0] != '\0' ? " (" : "", joint_name,
                   joint_name[0] != '\0' ? ")" : "", value);
   }
-  // Brake from the last good command, at its velocity and from its time (so this cycle already
-  // brakes), within the stop accelerations.
-  for (int j = 0; j < kNumJoints; ++j) {
-    stop_q_[j] = q_cmd_[static_cast<std::size_t>(j)];
-    stop_v_[j] = dq_cmd_[static_cast<std::size_t>(j)];
+  if (!braking_) {
+    start_brake();
   }
-  stop_.start(stop_q_, stop_v_, stop_limits_);
-  stop_start_s_ = last_good_time_s_;
   failed_.store(true, std::memory_order_release);
 }
 

@@ -1,5 +1,7 @@
 #include "jtac_loop/control_law.hpp"
 
+#include <cmath>
+
 namespace jtac::loop {
 
 namespace {
@@ -53,22 +55,40 @@ bool JtacLaw::feed_wrench(int tip, const WrenchArray& wrench_N_Nm) {
   return true;
 }
 
-void JtacLaw::activate(const DeviceState& state) noexcept {
-  // The engine starts holding what the robot is being commanded (its echoed q_d), not the measured
-  // position: an arm off its command (servo error, a push, still settling after the last motion)
-  // must not be pulled to where it happens to be. A non-finite q_d falls back to the measurement.
+JointArray handover_position(const DeviceState& state, const LawHandover& from) noexcept {
+  for (const double q : from.q_rad) {
+    if (!std::isfinite(q)) {
+      return state.q_rad;
+    }
+  }
+  return from.q_rad;
+}
+
+void JtacLaw::activate(const DeviceState& state, const LawHandover& from) noexcept {
+  // The engine starts holding the handed-over command (at a start: what the robot is being
+  // commanded, its echoed q_d), not the measured position: an arm off its command (servo error, a
+  // push, still settling after the last motion) must not be pulled to where it happens to be.
+  const JointArray q = handover_position(state, from);
   for (int i = 0; i < kNumJoints; ++i) {
-    q_[i] = state.q_d_rad[static_cast<std::size_t>(i)];
+    q_[i] = q[static_cast<std::size_t>(i)];
   }
   controller_.activate(q_);
+  at_rest_ = true;
 }
 
 void JtacLaw::deactivate(double time_s) noexcept { controller_.deactivate(time_s); }
 
-void JtacLaw::activate_external(const DeviceState& state, const AdmittanceGoal& admittance) noexcept {
-  // As activate(): hold what the robot is being commanded (a non-finite q_d: the first reference).
+void JtacLaw::begin_handover(double /*time_s*/) noexcept { controller_.request_handover_stop(); }
+
+bool JtacLaw::at_rest() const noexcept { return at_rest_; }
+
+void JtacLaw::activate_external(const DeviceState& state, const JointArray& q_rad,
+                                const AdmittanceGoal& admittance) noexcept {
+  LawHandover from;
+  from.q_rad = q_rad;
+  const JointArray q = handover_position(state, from);
   for (int i = 0; i < kNumJoints; ++i) {
-    q_[i] = state.q_d_rad[static_cast<std::size_t>(i)];
+    q_[i] = q[static_cast<std::size_t>(i)];
   }
   controller_.activate_external(q_, admittance);
 }
@@ -133,6 +153,8 @@ UpdateStatus JtacLaw::update(const DeviceState& state, double time_s, double per
   read_inputs(state, out);
   const UpdateStatus status = controller_.update(time_s, period_s, q_, dq_, wrenches_, out_);
   write_output(out);
+  const ControllerMode mode = out_.trajectory.mode;
+  at_rest_ = mode == ControllerMode::kIdle || mode == ControllerMode::kInactive;
   return status;
 }
 

@@ -117,6 +117,14 @@ void ControlLoop::stop() {
     active_law_->deactivate(last_time_s_);
     activated_ = false;
   }
+  // A stop ends every hand-over: the next start begins from the robot's echo at rest, whatever the
+  // last law commanded (the arm may have moved on while nothing was commanded).
+  if (handing_over_) {
+    active_law_ = requested_law_.load(std::memory_order_acquire);
+    handing_over_ = false;
+    handing_over_flag_.store(false, std::memory_order_release);
+  }
+  have_handover_ = false;
 }
 
 DeviceStatus ControlLoop::step() noexcept {
@@ -136,6 +144,51 @@ DeviceStatus ControlLoop::step() noexcept {
 
 void ControlLoop::use_law(ControlLaw* law) noexcept {
   requested_law_.store(law != nullptr ? law : &law_, std::memory_order_release);
+}
+
+void ControlLoop::set_stop_accelerations(const JointArray& a_rad_s2) noexcept {
+  stop_accelerations_in_.write_buffer() = a_rad_s2;
+  stop_accelerations_in_.publish();
+}
+
+void ControlLoop::serve_switch(double time_s) noexcept {
+  ControlLaw* requested = requested_law_.load(std::memory_order_acquire);
+  if (!activated_) {
+    active_law_ = requested;  // nothing runs yet: no hand-over
+    return;
+  }
+  if (requested == active_law_) {
+    // Asked back to the running law during its hand-over: it stays, braked (what it ran has ended).
+    handing_over_ = false;
+    handing_over_flag_.store(false, std::memory_order_release);
+    return;
+  }
+  if (!handing_over_) {
+    active_law_->begin_handover(time_s);
+    handing_over_ = true;
+    handing_over_flag_.store(true, std::memory_order_release);
+  }
+  // A law already at rest (an idle JTAC, a holding stream) hands over in this same cycle.
+  if (active_law_->at_rest()) {
+    active_law_->deactivate(last_time_s_);
+    activated_ = false;
+    active_law_ = requested;
+    handing_over_ = false;
+    handing_over_flag_.store(false, std::memory_order_release);
+    handovers_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void ControlLoop::remember_command(double time_s, double period_s) noexcept {
+  for (std::size_t j = 0; j < handover_.q_rad.size(); ++j) {
+    const double dq = out_.dq_cmd_rad_s[j];
+    handover_.ddq_rad_s2[j] =
+        have_handover_ && period_s > 0.0 ? (dq - handover_.dq_rad_s[j]) / period_s : 0.0;
+    handover_.dq_rad_s[j] = dq;
+  }
+  handover_.q_rad = out_.q_cmd_rad;
+  handover_.time_s = time_s;
+  have_handover_ = true;
 }
 
 void ControlLoop::configure_thread() const {
@@ -181,20 +234,25 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   last_read_ns_ = read_ns;
   have_read_ = true;
 
-  // A law switch takes effect here, at a cycle boundary: the old law ends at the last cycle's time.
-  if (ControlLaw* requested = requested_law_.load(std::memory_order_acquire); requested != active_law_) {
-    if (activated_) {
-      active_law_->deactivate(last_time_s_);
-      activated_ = false;
-    }
-    active_law_ = requested;
-  }
-  if (!activated_) {
-    active_law_->activate(state_);
-    activated_ = true;
-  }
   const double t = state_.time_s;
   const double dt = have_update_ ? t - last_time_s_ : period_s_;
+  if (const JointArray* a = stop_accelerations_in_.take_new()) {
+    stop_accelerations_ = *a;
+    active_law_->set_stop_accelerations(stop_accelerations_);
+  }
+  // A law switch is served at a cycle boundary, by the hand-over contract (control_law.hpp).
+  serve_switch(t);
+  if (!activated_) {
+    if (!have_handover_) {
+      // A start: the robot's echoed command, at rest.
+      handover_ = LawHandover{};
+      handover_.q_rad = state_.q_d_rad;
+      handover_.time_s = t;
+    }
+    active_law_->set_stop_accelerations(stop_accelerations_);
+    active_law_->activate(state_, handover_);
+    activated_ = true;
+  }
   const UpdateStatus status = active_law_->update(state_, t, dt, out_);
   if (status != UpdateStatus::kOk) {
     update_not_ok_.fetch_add(1, std::memory_order_relaxed);
@@ -202,6 +260,8 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   if (!interface_.submit_command(out_.q_cmd_rad, out_.dq_cmd_rad_s, t, state_.tick, period_s_)) {
     commands_refused_.fetch_add(1, std::memory_order_relaxed);
   }
+  remember_command(t, dt);
+  published_law_.store(active_law_, std::memory_order_release);
   have_update_ = true;
   last_tick_ = state_.tick;
   last_time_s_ = t;

@@ -42,18 +42,18 @@ bool StreamLaw::set_chunk(std::span<const double> times_s, std::span<const Joint
 
 double StreamLaw::controller_time_s() const noexcept { return clock_.controller_time_s(); }
 
-void StreamLaw::activate(const DeviceState& state) noexcept {
-  // Hold what the robot is being commanded (its echoed q_d; the measurement when that is not finite)
+void StreamLaw::activate(const DeviceState& state, const LawHandover& from) noexcept {
+  // Hold the handed-over command (the outgoing law's, at rest; at a start the robot's echoed q_d)
   // until the first input. Inputs sent before this first cycle are taken by it (a sender starts right
   // after switching to the law); those left at a deactivation were dropped there.
-  const bool q_d_finite =
-      std::all_of(state.q_d_rad.begin(), state.q_d_rad.end(), [](double x) { return std::isfinite(x); });
-  q_cmd_ = q_d_finite ? state.q_d_rad : state.q_rad;
+  q_cmd_ = handover_position(state, from);
   stream_.reset(q_cmd_, state.time_s);
   if (jtac_ != nullptr) {
-    jtac_->activate_external(state, admittance_);
+    jtac_->activate_external(state, q_cmd_, admittance_);
     stop_code_.store(ResultCode::kSuccessful, std::memory_order_release);
   }
+  brakes_taken_.store(brake_requests_.load(std::memory_order_acquire), std::memory_order_release);
+  closing_.store(false, std::memory_order_release);
   active_ = true;
 }
 
@@ -66,6 +66,12 @@ void StreamLaw::deactivate(double time_s) noexcept {
   active_ = false;
 }
 
+void StreamLaw::begin_handover(double time_s) noexcept {
+  closing_.store(true, std::memory_order_release);
+  stream_.drop_inputs();
+  stream_.brake(time_s);
+}
+
 UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double period_s,
                                LawOutput& out) noexcept {
   if (!active_) {
@@ -74,6 +80,16 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double p
   // The clock senders stamp with: this cycle runs now for controller time time_s.
   clock_.update(time_s, ClockMap::host_now_ns());
 
+  // A brake asked for by the writer, or the hand-over: this cycle's command already brakes.
+  if (const std::uint64_t asked = brake_requests_.load(std::memory_order_acquire);
+      asked != brakes_taken_.load(std::memory_order_relaxed)) {
+    brakes_taken_.store(asked, std::memory_order_release);
+    stream_.drop_inputs();
+    stream_.brake(time_s);
+  }
+  if (closing_.load(std::memory_order_relaxed)) {
+    stream_.drop_inputs();
+  }
   UpdateStatus status = UpdateStatus::kOk;
   if (jtac_ == nullptr) {
     stream_.update(time_s, sample_);

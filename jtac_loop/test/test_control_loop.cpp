@@ -491,16 +491,27 @@ TEST(ControlLoop, RejectsAnUnsupportedRate) {
 // it was activated, through the same interface, rate matching and snapshot.
 class SwingLaw final : public jtac::loop::ControlLaw {
  public:
-  void activate(const jtac::hw::DeviceState& state) noexcept override {
-    q0_ = state.q_rad;
+  void activate(const jtac::hw::DeviceState& state, const jtac::loop::LawHandover& from) noexcept override {
+    q0_ = jtac::loop::handover_position(state, from);
     t0_ = state.time_s;
+    handing_over_ = false;
+    resting_ = false;
     activations_ += 1;
   }
   void deactivate(double /*time_s*/) noexcept override {}
+  // Swings on until the swing's next return to its start (velocity zero there), then holds it.
+  void begin_handover(double /*time_s*/) noexcept override { handing_over_ = true; }
+  bool at_rest() const noexcept override { return resting_; }
+  void set_stop_accelerations(const JointArray& /*a_rad_s2*/) noexcept override {}
   jtac::UpdateStatus update(const jtac::hw::DeviceState& state, double time_s, double /*period_s*/,
                             jtac::loop::LawOutput& out) noexcept override {
     const double w = 2.0;  // [rad/s]
-    const double t = time_s - t0_;
+    const double period_s = 2.0 * M_PI / w;
+    double t = time_s - t0_;
+    if (handing_over_ && (resting_ || std::fmod(t, period_s) < std::fmod(t - 0.001, period_s))) {
+      resting_ = true;
+      t = 0.0;
+    }
     out.q_cmd_rad = q0_;
     out.dq_cmd_rad_s = {};
     out.q_cmd_rad[3] += 0.1 * (1.0 - std::cos(w * t));
@@ -518,6 +529,8 @@ class SwingLaw final : public jtac::loop::ControlLaw {
  private:
   JointArray q0_{};
   double t0_ = 0.0;
+  bool handing_over_ = false;
+  bool resting_ = false;
 };
 
 TEST(ControlLoop, ACustomControlLawDrivesTheArmThroughTheSameSlot) {

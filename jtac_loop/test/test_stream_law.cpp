@@ -46,7 +46,9 @@ TEST(StreamLaw, FollowsTheRobotsTimeAcrossLostStates) {
     DeviceState state;
     state.q_rad = kFr3HomeRad;
     state.q_d_rad = kFr3HomeRad;
-    law.activate(state);
+    jtac::loop::LawHandover from;
+    from.q_rad = kFr3HomeRad;
+    law.activate(state, from);
     std::mt19937 random(11);
     std::vector<std::pair<std::uint64_t, JointArray>> commands;  // (tick, q_cmd)
     std::uint64_t last_tick = 0;

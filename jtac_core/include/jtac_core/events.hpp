@@ -53,6 +53,7 @@ enum class EventDetail : std::uint8_t {
   kConnectingAcceleration,     ///< likewise for acceleration [rad/s²]
   kSplineVelocity,             ///< the positions-only spline needs `value` rad/s on `joint` > limit
   kSplineAcceleration,         ///< likewise for acceleration [rad/s²]
+  kHandedOver,                 ///< the loop hands the arm to another control law: braked to rest first
 };
 
 /// One report from the real-time side.

@@ -150,6 +150,12 @@ class JointTrajectoryAdmittanceController {
   /// Stops control at once (see TrajectoryController::deactivate). Real-time safe.
   void deactivate(double time_s) noexcept;
 
+  /// The loop is about to hand the arm to another control law: from the next update() on, a goal in
+  /// motion (executing, waiting, settling, or taken later) brakes to rest within stop_accelerations
+  /// and ends ABORTED / INVALID_STATE with EventDetail::kHandedOver; a stop already under way (a
+  /// cancel, a tolerance) keeps its own reason. Cleared by the next activation. Control thread.
+  void request_handover_stop() noexcept { handover_stop_ = true; }
+
   /// One control cycle. Real-time safe.
   UpdateStatus update(double time_s, double period_s, const JointVector& position_rad,
                       const JointVector& velocity_rad_s, const TipWrenches& wrench_raw_sensor,
@@ -196,6 +202,7 @@ class JointTrajectoryAdmittanceController {
   void step_admittance(double period_s) noexcept;
 
   TrajectoryController trajectory_;
+  bool handover_stop_ = false;  // request_handover_stop(), control thread
   Kinematics kinematics_;
   Admittance admittance_;
   std::array<ForceTorquePipeline, kMaxTips> pipelines_{};

@@ -93,10 +93,17 @@ class CallbackLaw final : public ControlLaw {
   /// valid set allocates nothing.
   std::string set_params(std::span<const double> params);
 
-  void activate(const DeviceState& state) noexcept override;
+  void activate(const DeviceState& state, const LawHandover& from) noexcept override;
   void deactivate(double time_s) noexcept override;
   UpdateStatus update(const DeviceState& state, double time_s, double period_s,
                       LawOutput& out) noexcept override;
+  /// The law is not called again: the arm brakes to rest from its last good command, as after a
+  /// failure but without an error.
+  void begin_handover(double time_s) noexcept override;
+  /// Braked to rest (after a hand-over or a failure).
+  bool at_rest() const noexcept override;
+  /// Entries not finite and > 0 keep their value.
+  void set_stop_accelerations(const JointArray& a_rad_s2) noexcept override;
 
   /// The latched failure of this activation (failed = false while none). Any thread.
   CallbackLawError error() const noexcept;
@@ -116,6 +123,8 @@ class CallbackLaw final : public ControlLaw {
  private:
   // T_base_tcp_ and jacobian_ at the measured q; false when the kinematics refused it.
   bool update_kinematics(const DeviceState& state) noexcept;
+  // Starts the minimum-time stop from the last good command, at its time.
+  void start_brake() noexcept;
   // Latches the failure and starts the minimum-time stop from the last good command.
   // `measurement`: the law was not called because the measured q is not finite.
   void fail(double time_s, int code, int joint, double value, bool measurement) noexcept;
@@ -151,6 +160,8 @@ class CallbackLaw final : public ControlLaw {
   double last_good_time_s_ = 0.0;  // controller time of q_cmd_/dq_cmd_ [s]
   StopTrajectory stop_;
   double stop_start_s_ = 0.0;  // [s]
+  bool braking_ = false;       // the stop above is in force (failure or hand-over)
+  double last_time_s_ = 0.0;   // controller time of the last update [s]
   JointVector stop_q_ = JointVector::Zero(kNumJoints);
   JointVector stop_v_ = JointVector::Zero(kNumJoints);
   JointVector stop_a_ = JointVector::Zero(kNumJoints);

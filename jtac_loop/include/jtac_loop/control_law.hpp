@@ -35,16 +35,34 @@ enum class WrenchSource : std::uint8_t {
   kExternal,  ///< a sensor outside the device: the newest reading given to JtacLaw::feed_wrench()
 };
 
+/// The command one law hands to the next at a switch, or the robot's echo at a start: position
+/// [rad], velocity [rad/s] and acceleration [rad/s²] of each joint, and the controller time it was
+/// commanded for [s]. ControlLoop hands over only at rest (velocity and acceleration zero): see
+/// ControlLaw::begin_handover().
+struct LawHandover {
+  JointArray q_rad{};
+  JointArray dq_rad_s{};
+  JointArray ddq_rad_s2{};
+  double time_s = 0.0;
+};
+
 /// A control law for ControlLoop (see the top of this file).
+///
+/// The hand-over contract: a switch from this law to another never cuts the command. The loop calls
+/// begin_handover() and keeps running this law until at_rest(): the law brakes to rest from its own
+/// command within the stop accelerations in force (what it was doing ends: a goal's result, a
+/// stream's inputs, a custom law's calls). Then the loop deactivates it and activates the next law
+/// with this law's last command, which the next law starts from.
 class ControlLaw {
  public:
   virtual ~ControlLaw() = default;
 
-  /// Called on the first cycle with a state, before the first update(): start from `state` (hold
-  /// the measured position, zero the memory).
-  virtual void activate(const DeviceState& state) noexcept = 0;
+  /// Called on the first cycle this law runs, before its first update(): start from `from` (hold it,
+  /// zero the memory). `from` is the outgoing law's last command, or at a start of the loop the
+  /// robot's echoed command (DeviceState::q_d_rad; the measurement when that is not finite) at rest.
+  virtual void activate(const DeviceState& state, const LawHandover& from) noexcept = 0;
 
-  /// The loop stops: end whatever is running at controller time `time_s` [s].
+  /// The loop stops, or the hand-over ends: end whatever is running at controller time `time_s` [s].
   virtual void deactivate(double time_s) noexcept = 0;
 
   /// One cycle: `state` is what the hardware reported (tick, q, dq, wrench, …), `time_s` the
@@ -52,11 +70,25 @@ class ControlLaw {
   virtual UpdateStatus update(const DeviceState& state, double time_s, double period_s,
                               LawOutput& out) noexcept = 0;
 
+  /// The loop will switch away from this law: from this cycle (controller time `time_s` [s]) on,
+  /// brake to rest within the stop accelerations in force and take no new input. Idempotent.
+  virtual void begin_handover(double time_s) noexcept = 0;
+
+  /// True when the last command is at rest and nothing in force would move it: the loop may switch.
+  virtual bool at_rest() const noexcept = 0;
+
+  /// The deceleration of each joint for this law's brakes from now on [rad/s²] (the controller's
+  /// `stop_accelerations`, read live): given by the loop at activation and whenever it changes.
+  virtual void set_stop_accelerations(const JointArray& a_rad_s2) noexcept = 0;
+
  protected:
   ControlLaw() = default;
   ControlLaw(const ControlLaw&) = default;
   ControlLaw& operator=(const ControlLaw&) = default;
 };
+
+/// `from`'s position where every entry is finite, else the measured position. Real-time safe.
+JointArray handover_position(const DeviceState& state, const LawHandover& from) noexcept;
 
 /// The output of a law without an F/T pipeline: the command (q_cmd_rad, dq_cmd_rad_s) is also the
 /// reference, the error is command − measured, no joint offset, and the device's wrench reading,
@@ -74,18 +106,27 @@ class JtacLaw final : public ControlLaw {
   /// Holds `controller` by reference; it must be configured with seven joints and outlive the law.
   explicit JtacLaw(JointTrajectoryAdmittanceController& controller);
 
-  void activate(const DeviceState& state) noexcept override;
+  void activate(const DeviceState& state, const LawHandover& from) noexcept override;
   void deactivate(double time_s) noexcept override;
   UpdateStatus update(const DeviceState& state, double time_s, double period_s,
                       LawOutput& out) noexcept override;
+  /// A goal in motion brakes to rest and ends INVALID_STATE (EventDetail::kHandedOver); a stop
+  /// already under way keeps its reason (a cancel still ends CANCELED).
+  void begin_handover(double time_s) noexcept override;
+  /// The engine is idle (or inactive) after the last update.
+  bool at_rest() const noexcept override;
+  /// No-op: the JTAC controller's stops read its own `stop_accelerations` parameter.
+  void set_stop_accelerations(const JointArray& /*a_rad_s2*/) noexcept override {}
 
   JointTrajectoryAdmittanceController& controller() noexcept { return controller_; }
 
   /// Starts the controller's external-reference mode (a law that owns the reference, StreamLaw,
-  /// borrows this law's wrench sources and output mapping) holding the robot's echoed q_d, with the
-  /// admittance set from JointTrajectoryAdmittanceController::prepare_admittance(). Controller
-  /// thread, in place of activate(); deactivate() ends it.
-  void activate_external(const DeviceState& state, const AdmittanceGoal& admittance) noexcept;
+  /// borrows this law's wrench sources and output mapping) holding `q_rad` (the handed-over command;
+  /// the measurement where it is not finite), with the admittance set from
+  /// JointTrajectoryAdmittanceController::prepare_admittance(). Controller thread, in place of
+  /// activate(); deactivate() ends it.
+  void activate_external(const DeviceState& state, const JointArray& q_rad,
+                         const AdmittanceGoal& admittance) noexcept;
   /// One cycle of the external-reference mode: the reference q [rad], dq [rad/s], ddq [rad/s²] from
   /// the caller, `tracking` while it is being followed (the admittance integrates). Fills `out` as
   /// update() does. Controller thread.
@@ -120,6 +161,7 @@ class JtacLaw final : public ControlLaw {
   JointVector dq_ = JointVector::Zero(kNumJoints);
   TipWrenches wrenches_{};
   JtacOutput out_{};
+  bool at_rest_ = true;  // the engine was idle or inactive after the last update()
 
   std::array<std::atomic<WrenchSource>, kMaxTips> sources_{};
   std::mutex feed_mutex_;                                   // feed_wrench() callers only

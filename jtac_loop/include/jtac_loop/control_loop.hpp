@@ -124,12 +124,27 @@ class ControlLoop {
   void stop();
   bool running() const noexcept { return running_.load(std::memory_order_acquire); }
 
-  /// Switches the control law at the next cycle: the current law is deactivated at that cycle's time
-  /// and `law` activated from its state (nullptr: back to the constructor's law). `law` must outlive
-  /// its use. Owner thread; never waits (the controller thread picks it up).
+  /// Hands the arm to `law` (nullptr: back to the constructor's law) by the hand-over contract of
+  /// control_law.hpp: from the next cycle the running law brakes to rest within the stop
+  /// accelerations in force (begin_handover(), then at_rest()); at the first cycle that finds it at
+  /// rest it is deactivated and `law` activated from its last command, and runs that same cycle. A
+  /// request made while a hand-over is under way replaces its target. `law` must outlive its use.
+  /// Owner thread; never waits (the controller thread picks it up; active_law() tells when).
   void use_law(ControlLaw* law) noexcept;
-  /// The law the controller thread runs (or will run from its next cycle), for the owner thread.
+  /// The law asked for last (use_law), for the owner thread.
   const ControlLaw* law() const noexcept { return requested_law_.load(std::memory_order_acquire); }
+  /// The law the controller thread ran in its last cycle (nullptr before the first). Any thread.
+  const ControlLaw* active_law() const noexcept { return published_law_.load(std::memory_order_acquire); }
+  /// True while the running law brakes for a hand-over. Any thread.
+  bool handing_over() const noexcept { return handing_over_flag_.load(std::memory_order_acquire); }
+  /// Hand-overs completed since construction. Any thread.
+  std::uint64_t handovers() const noexcept { return handovers_.load(std::memory_order_acquire); }
+
+  /// The deceleration of each joint for every brake of every law [rad/s²] (the `stop_accelerations`
+  /// parameter), taken at the next cycle boundary and given to the running law and each law it
+  /// activates (ControlLaw::set_stop_accelerations; the JTAC law reads its own parameter). Owner
+  /// thread; never waits.
+  void set_stop_accelerations(const JointArray& a_rad_s2) noexcept;
   /// The JTAC law of a loop built over a JointTrajectoryAdmittanceController (its wrench sources and
   /// external sensor readings, JtacLaw::feed_wrench); nullptr for a loop built over another law.
   JtacLaw* jtac_law() noexcept { return owned_law_.get(); }
@@ -166,6 +181,10 @@ class ControlLoop {
 
  private:
   void init();
+  // A switch asked for by use_law(): starts the hand-over, or completes it once the law is at rest.
+  void serve_switch(double time_s) noexcept;
+  // The running law's last command as the next law's start (acceleration from the last two cycles).
+  void remember_command(double time_s, double period_s) noexcept;
   enum class CycleOutcome : std::uint8_t { kRan, kNoState, kStale };
   void run() noexcept;
   CycleOutcome cycle() noexcept;
@@ -176,6 +195,10 @@ class ControlLoop {
   ControlLaw& law_;                         // the constructor's law (the default)
   std::atomic<ControlLaw*> requested_law_;  // use_law(); the controller thread switches to it
   ControlLaw* active_law_ = nullptr;        // controller thread
+  std::atomic<const ControlLaw*> published_law_{nullptr};
+  std::atomic<bool> handing_over_flag_{false};
+  std::atomic<std::uint64_t> handovers_{0};
+  LatestValue<JointArray> stop_accelerations_in_;  // set_stop_accelerations() → controller thread
   ControlLoopConfig config_;
   int packets_per_cycle_ = 1;
   double period_s_ = 0.001;  // controller period
@@ -185,6 +208,10 @@ class ControlLoop {
   DeviceState state_{};
   LawOutput out_{};
   bool activated_ = false;
+  bool handing_over_ = false;   // the running law brakes for a switch
+  bool have_handover_ = false;  // handover_ holds the last law's command (else: the robot's echo)
+  LawHandover handover_{};
+  JointArray stop_accelerations_{5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0};  // [rad/s²]
   bool have_update_ = false;
   std::uint64_t last_tick_ = 0;
   double last_time_s_ = 0.0;

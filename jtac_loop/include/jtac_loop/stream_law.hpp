@@ -74,10 +74,26 @@ class StreamLaw final : public ControlLaw {
   /// (clock_map.hpp). NaN before the first cycle.
   double controller_time_s() const noexcept;
 
-  void activate(const DeviceState& state) noexcept override;
+  void activate(const DeviceState& state, const LawHandover& from) noexcept override;
   void deactivate(double time_s) noexcept override;
   UpdateStatus update(const DeviceState& state, double time_s, double period_s,
                       LawOutput& out) noexcept override;
+  /// Closing: inputs in flight and later ones are dropped and the command brakes to rest.
+  void begin_handover(double time_s) noexcept override;
+  /// The stream holds (nothing in force, at rest).
+  bool at_rest() const noexcept override { return stream_.state() == StreamState::kHolding; }
+  void set_stop_accelerations(const JointArray& a_rad_s2) noexcept override {
+    stream_.set_stop_accelerations(a_rad_s2);
+  }
+
+  /// Writer side: brake to rest now (minimum-time stop within the stop accelerations in force) and
+  /// drop the inputs not yet taken; the stream stays open and follows the next input sent after
+  /// this call (joined from rest). Never waits; taken at the next cycle.
+  void request_brake() noexcept { brake_requests_.fetch_add(1, std::memory_order_acq_rel); }
+  /// Brakes taken by the controller thread (request_brake()).
+  std::uint64_t brakes_requested() const noexcept { return brakes_taken_.load(std::memory_order_acquire); }
+  /// True once the loop began handing over from this stream (it brakes and takes no input).
+  bool closing() const noexcept { return closing_.load(std::memory_order_acquire); }
 
   std::uint64_t targets_taken() const noexcept { return stream_.targets_taken(); }
   /// Single targets that came after, or less than an interval before, their place (ChunkStream).
@@ -112,7 +128,10 @@ class StreamLaw final : public ControlLaw {
   StreamSample sample_{};
   JointArray q_cmd_{};
   bool active_ = false;
-  ClockMap clock_;  // host time → controller time, for controller_time_s()
+  std::atomic<bool> closing_{false};
+  std::atomic<std::uint64_t> brake_requests_{0};  // request_brake(), any writer
+  std::atomic<std::uint64_t> brakes_taken_{0};    // controller thread
+  ClockMap clock_;                                // host time → controller time, for controller_time_s()
 };
 
 }  // namespace jtac::loop
