@@ -695,6 +695,8 @@ class Controller:
                 f"zero_fts({frame}): tare refused: {holder}; zero the sensor with the arm idle and "
                 "unloaded, before opening it or after closing it"
             )
+        if self._lockstep and self._loop.snapshot() is None:
+            self.step(self._loop.packets_per_cycle)  # the controller runs once, as in real time
         future: concurrent.futures.Future[TareResult] = concurrent.futures.Future()
         with self._lock:
             self._tares[tip] = future

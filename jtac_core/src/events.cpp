@@ -37,6 +37,10 @@ std::string describe(const Event& e, const std::vector<std::string>& joint_names
   if (e.type == EventType::kTareSucceeded) {
     return "sensor of tip " + std::to_string(e.joint) + " tared (offset force " + number(e.value) + " N)";
   }
+  if (e.type == EventType::kTareFailed && e.detail == EventDetail::kDeactivated) {
+    return "tare failed: the trajectory controller stopped (or handed the arm to another control law) "
+           "before the tare completed; the previous offset stays";
+  }
   if (e.type == EventType::kTareFailed && e.detail == EventDetail::kNonFiniteWrench) {
     return "tare failed: a non-finite reading arrived during the averaging window; the previous offset stays";
   }

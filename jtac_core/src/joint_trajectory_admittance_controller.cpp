@@ -412,11 +412,33 @@ std::string JointTrajectoryAdmittanceController::request_zero_fts(int tip) {
     return "tare refused: a stream with admittance is open; zero the sensor before opening it, with the "
            "arm idle and unloaded";
   }
+  if (!trajectory_.is_active()) {
+    // Nobody would serve it: the loop runs another control law, or the controller is stopped.
+    return "tare refused: the trajectory controller is not running (another control law holds the arm, "
+           "or the controller is stopped); zero the sensor while it runs, with the arm idle and unloaded";
+  }
   tare_requested_[static_cast<std::size_t>(tip)].store(true, std::memory_order_release);
   return "";
 }
 
 void JointTrajectoryAdmittanceController::deactivate(double time_s) noexcept {
+  // A tare asked for or being collected will not complete: say so rather than leave it unanswered.
+  for (int k = 0; k < num_tips_; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    const bool asked = tare_requested_[i].exchange(false, std::memory_order_acq_rel);
+    const bool collecting = has_sensor_ && pipelines_[i].tare().collecting();
+    if (asked || collecting) {
+      if (collecting) {
+        pipelines_[i].cancel_tare();
+      }
+      Event e;
+      e.type = EventType::kTareFailed;
+      e.detail = EventDetail::kDeactivated;
+      e.joint = k;
+      e.time_s = time_s;
+      trajectory_.report(e);
+    }
+  }
   trajectory_.deactivate(time_s);
   external_active_.store(false, std::memory_order_release);
   last_goal_id_ = 0;

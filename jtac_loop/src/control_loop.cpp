@@ -168,8 +168,13 @@ void ControlLoop::serve_switch(double time_s) noexcept {
     handing_over_ = true;
     handing_over_flag_.store(true, std::memory_order_release);
   }
-  // A law already at rest (an idle JTAC, a holding stream) hands over in this same cycle.
-  if (active_law_->at_rest()) {
+  // A law already at rest (an idle JTAC, a holding stream) hands over in this same cycle. The
+  // robot's echo must have reached the last command too: the next law may start from either.
+  bool echo_settled = true;
+  for (std::size_t j = 0; j < state_.q_d_rad.size(); ++j) {
+    echo_settled = echo_settled && std::abs(state_.q_d_rad[j] - out_.q_cmd_rad[j]) <= kHandoverEchoRad;
+  }
+  if (active_law_->at_rest() && echo_settled) {
     active_law_->deactivate(last_time_s_);
     activated_ = false;
     active_law_ = requested;

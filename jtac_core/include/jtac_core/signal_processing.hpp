@@ -139,6 +139,13 @@ class Tare {
   /// Zero offset, nothing collecting.
   void clear() noexcept;
 
+  /// Ends a tare being collected without applying it: the previous offset stays.
+  void cancel() noexcept {
+    sum_.setZero();
+    count_ = 0;
+    collecting_ = false;
+  }
+
  private:
   Vector6 offset_ = Vector6::Zero();
   Vector6 sum_ = Vector6::Zero();
@@ -202,6 +209,8 @@ class ForceTorquePipeline {
 
   /// The tare (offset, whether collecting).
   const Tare& tare() const noexcept { return tare_; }
+  /// Ends a tare being collected; the previous offset stays (Tare::cancel).
+  void cancel_tare() noexcept { tare_.cancel(); }
   /// The parameters in use.
   const ForceTorqueParameters& parameters() const noexcept { return params_; }
 

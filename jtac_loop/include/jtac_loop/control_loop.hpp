@@ -102,6 +102,9 @@ class ControlLoop {
   static constexpr std::int64_t kPhaseOffsetNs = 150'000;
   /// Real time: how soon the thread looks again when the expected state has not arrived [ns].
   static constexpr std::int64_t kPollNs = 100'000;
+  /// A hand-over waits until the robot's echoed q_d is within this of the last command [rad] (the
+  /// rate matcher reaches a command at rest within a packet or two; a law may start from either).
+  static constexpr double kHandoverEchoRad = 1e-9;
 
   /// Holds both by reference (they must outlive the loop). Throws std::invalid_argument for an
   /// update rate not in ControlLoopConfig's list, or a device period
