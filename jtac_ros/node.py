@@ -93,7 +93,6 @@ TRAJECTORY_TOPIC = "~/joint_trajectory"
 STREAM_SERVICE = "~/stream"
 #: How long closing a stream waits for the arm to brake to rest [s] (a stop within stop_accelerations
 #: from the FR3's top speeds takes under a second).
-STREAM_CLOSE_TIMEOUT_S = 5.0
 #: Below this commanded speed of every joint [rad/s] a stream that runs out of chunks ends at rest (an
 #: INFO line) rather than braking (a WARN line).
 STREAM_REST_SPEED_RAD_S = 1e-3
@@ -240,7 +239,7 @@ class JtacNode(LifecycleNode):
         self._stream: Any = None
         self._stream_lock = threading.RLock()
         self._clock_offset = ClockOffset()
-        self._stream_seen = {"stale": 0, "brakes": 0}  # the stream's counters at the last look
+        self._stream_seen = {"stale": 0, "brakes": 0, "own": 0}  # the stream's counters at the last look
         self._stream_stale_logged = 0  # stale chunks logged (or sent) by the node since the last look
         self._stream_own_brakes = 0  # brakes the node asked for (an empty message, closing)
         self._stream_last_message_ns = 0  # ROS time [ns] of the last chunk's arrival
@@ -742,8 +741,8 @@ class JtacNode(LifecycleNode):
     def _open_stream(self, controller: Controller) -> str:
         if self._stream is not None:
             return "a stream is already open"
-        stream = controller.stream()  # a goal still running ends INVALID_STATE
-        self._stream_seen = {"stale": 0, "brakes": 0}
+        stream = controller.stream()  # a goal still moving brakes to rest and ends INVALID_STATE
+        self._stream_seen = {"stale": 0, "brakes": 0, "own": 0}
         self._stream_stale_logged = self._stream_own_brakes = 0
         self._stream_last_message_ns = self.get_clock().now().nanoseconds
         self._stream_last_end_s = stream.now()
@@ -759,31 +758,25 @@ class JtacNode(LifecycleNode):
         stream = self._stream
         if stream is None:
             return "no stream is open"
-        if stream.state != _native.StreamState.HOLDING:
-            # Back to trajectory execution only at rest: the trajectory law holds the command it
-            # takes over, and a moving arm would stop with a step in velocity.
-            self._brake_stream(controller, stream)
-            deadline = time.monotonic() + STREAM_CLOSE_TIMEOUT_S
-            while stream.state != _native.StreamState.HOLDING and time.monotonic() < deadline:
-                time.sleep(0.005)
+        # Stream.close() hands the arm back by the hand-over rule: it brakes to rest within
+        # stop_accelerations and returns once trajectory execution runs (the next goal is accepted).
         self._watch_stream()
+        try:
+            stream.close()
+        except RuntimeError as error:
+            self._stream = None
+            return f"stream closed, but {error}"
         counts = (
-            f"{stream.chunks_taken - self._stream_own_brakes} chunk(s) taken, "
-            f"{stream.stale_chunks - self._stream_own_brakes} stale, "
+            f"{stream.chunks_taken} chunk(s) taken, {stream.stale_chunks} stale, "
             f"{stream.brakes} brake(s), {stream.refused} refused"
         )
-        stream.close()
         self._stream = None
         return f"stream closed at rest ({counts}); ~/joint_trajectory is JTC's command topic again"
 
     def _brake_stream(self, controller: Controller, stream: Any) -> None:
-        """A minimum-time stop within stop_accelerations now, through the stream's own rule: a chunk
-        that ended before it arrived brakes the command at once (its point is never followed). It is
-        counted as stale by the stream, not by this node's log."""
-        state = controller.state
-        now_s = stream.now()
-        stream.send_chunk([0.0], [state.q_cmd], observed_at_s=now_s - 1.0)
-        self._stream_stale_logged += 1
+        """A minimum-time stop within stop_accelerations now (Stream.brake()); the stream stays open and
+        follows the next chunk."""
+        stream.brake()
         self._stream_own_brakes += 1
 
     def _on_chunk_msg(self, controller: Controller, msg: Any) -> None:
@@ -848,8 +841,10 @@ class JtacNode(LifecycleNode):
             brakes, stale = stream.brakes, stream.stale_chunks
             new_brakes = brakes - self._stream_seen["brakes"]
             new_stale = stale - self._stream_seen["stale"]
+            # Brakes the node asked for (an empty message) are logged where they were asked for.
+            new_own = self._stream_own_brakes - self._stream_seen.get("own", 0)
             unlogged_stale = max(new_stale - self._stream_stale_logged, 0)
-            self._stream_seen = {"stale": stale, "brakes": brakes}
+            self._stream_seen = {"stale": stale, "brakes": brakes, "own": self._stream_own_brakes}
             self._stream_stale_logged = max(self._stream_stale_logged - new_stale, 0)
             if unlogged_stale:
                 self._goal_log.log(
@@ -857,7 +852,7 @@ class JtacNode(LifecycleNode):
                     f"stream: {unlogged_stale} chunk(s) ended before the loop took them: braking to rest "
                     "within stop_accelerations",
                 )
-            if new_brakes > new_stale:  # each stale chunk taken while following starts one brake
+            if new_brakes > new_stale + new_own:  # each stale chunk taken while following starts one brake
                 silent_s = (self.get_clock().now().nanoseconds - self._stream_last_message_ns) * 1e-9
                 ran_out_s = stream.now() - self._stream_last_end_s
                 why = (
