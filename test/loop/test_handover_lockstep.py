@@ -19,7 +19,7 @@ from jtac_py.hardware import SimulatedArm
 from jtac_py.parameters import ParameterError
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_python_law_lockstep import sine_law  # noqa: E402
+from test_python_law_lockstep import sine_law
 
 STOP_ACC = 2.0  # [rad/s²] well below the limiter's bounds: any cut shows
 
