@@ -230,3 +230,15 @@ def test_closing_a_moving_stream_brakes_to_rest_first(rig, streaming):
     assert rig.node._stream is None
     time.sleep(0.1)
     assert np.abs(rig.states[-1].output.velocities).max() == 0.0
+
+
+def test_a_tare_while_streaming_is_refused_at_once_naming_the_stream(rig, streaming):
+    response = rig.tare()
+    # Refused by the call itself with its reason, not by the Python API's 2 s wait for an answer
+    # ("not done after 2.0 s"): nothing would have answered.
+    assert not response.success
+    assert "tare refused" in response.message and "a stream is open" in response.message
+    assert "not done after" not in response.message
+    assert _set_stream(rig, False).success
+    response = rig.tare()
+    assert response.success, response.message
