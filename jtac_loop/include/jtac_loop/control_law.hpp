@@ -6,7 +6,7 @@
 // memory in itself and takes new parameters from its own mailbox at a cycle boundary (as
 // JointTrajectoryAdmittanceController does with set_parameters), so the loop never needs to know
 // what they are. JtacLaw plugs the composed JTAC controller in; another law (a joint impedance
-// hold, a teleoperation follower, …) implements the same three calls.
+// hold, a teleoperation follower, …) implements the same calls, the hand-over's included (below).
 //
 // Contract of every method: called on the controller thread only (or the lockstep caller),
 // noexcept, no allocation, no lock, no wait. A law that cannot produce a command returns a status

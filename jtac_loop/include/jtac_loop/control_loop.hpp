@@ -4,8 +4,11 @@
 //
 // One controller cycle (cycle()):
 //   latest_state (never waits) → skip when there is no state yet, or when the state is the one the
-//   previous cycle used (counted: a controller that outruns the device) → law.activate(state) on the
-//   first cycle with a state → law.update(state, t, dt) with t = the state's robot time, dt = t − t of
+//   previous cycle used (counted: a controller that outruns the device) → new stop accelerations
+//   to the law → a switch asked for by use_law(), by the hand-over contract (control_law.hpp: the
+//   running law brakes to rest, then the next is activated from its last command) →
+//   law.activate(state, from) on the first cycle with a state (from = the robot's echoed q_d at rest)
+//   → law.update(state, t, dt) with t = the state's robot time, dt = t − t of
 //   the previous update (the nominal period on the first) → submit_command(q_cmd, dq_cmd, t) →
 //   snapshot, record row, timing.
 //
