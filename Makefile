@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench fuzz clean
+.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench fuzz fuzz-modes clean
 
 # Everything: the venv with every pinned wheel, the ROS interfaces, the C++ libraries, module and tests.
 setup:
@@ -69,9 +69,23 @@ sanitize: setup
 # `make test` runs 10^4 of them through ctest. JTAC_FUZZ_SCENARIOS, JTAC_FUZZ_SEED and
 # JTAC_FUZZ_CONTINUE=1 (count violations per invariant instead of stopping) pass through.
 fuzz: setup
-	cmake --build $(BUILD) --target test_engine_fuzz
+	cmake --build $(BUILD) --target test_engine_fuzz test_mode_fuzz
 	JTAC_FUZZ_SCENARIOS=$${JTAC_FUZZ_SCENARIOS:-1000000} $(BUILD)/malloc_tests/test_engine_fuzz \
 	  --gtest_filter='EngineFuzz.RandomScenarios*'
+	$(MAKE) --no-print-directory fuzz-modes
+
+# The mode-transition suite (jtac_loop/test/test_mode_fuzz.cpp) at 10^6 sequences on the kinematic arm,
+# in two processes (one per core, seeds split in halves); `make test` runs 10^4 on the MuJoCo arm.
+# JTAC_MODE_FUZZ_SEQUENCES, JTAC_MODE_FUZZ_SEED and JTAC_MODE_FUZZ_CONTINUE=1 pass through.
+fuzz-modes:
+	@n=$${JTAC_MODE_FUZZ_SEQUENCES:-1000000}; s=$${JTAC_MODE_FUZZ_SEED:-1}; half=$$((n / 2)); \
+	JTAC_MODE_FUZZ_ARM=kinematic JTAC_MODE_FUZZ_SEQUENCES=$$half JTAC_MODE_FUZZ_SEED=$$s \
+	  $(BUILD)/jtac_loop/test/test_mode_fuzz > $(BUILD)/mode_fuzz_1.log 2>&1 & p1=$$!; \
+	JTAC_MODE_FUZZ_ARM=kinematic JTAC_MODE_FUZZ_SEQUENCES=$$((n - half)) JTAC_MODE_FUZZ_SEED=$$((s + half)) \
+	  $(BUILD)/jtac_loop/test/test_mode_fuzz > $(BUILD)/mode_fuzz_2.log 2>&1; r2=$$?; wait $$p1; r1=$$?; \
+	grep -h "mode fuzz:" $(BUILD)/mode_fuzz_1.log $(BUILD)/mode_fuzz_2.log; \
+	grep -h "^seed" $(BUILD)/mode_fuzz_1.log $(BUILD)/mode_fuzz_2.log | head -20; \
+	test $$r1 = 0 && test $$r2 = 0
 
 # Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).
 bench: setup
