@@ -24,6 +24,11 @@ Clients, each in a process of its own (a reflex or a hang stays there):
             a chunk of 16 points 20 ms apart from it on, sent with its observation time
             (Stream.send_chunk(observed_at_s=...)); the limiter's activations show whether the command
             arrived smooth
+    stream-mid, chunks-mid
+            the same opened on the target already moving (1 s into the quintic) and closed while it
+            still moves (3 s in): the hand-overs at both ends (a catch-up blend from rest, a brake to
+            rest within stop_accelerations); the single targets' lag (target_delay_s) at mid-run and
+            at the end
 
 Per run: franka-sim's abort reason (the probe's motion_end), the client's outcome (goal result or
 libfranka's exception), the peak tracking error |reference − measured q| (bare: the quintic at the robot
@@ -103,6 +108,8 @@ CLIENTS = {
     "goal": "jtac, goal at 1 kHz",
     "stream": "jtac, 125 Hz stream",
     "chunks": "jtac, 10 Hz action chunks",
+    "stream-mid": "jtac, 125 Hz stream opened and closed mid-motion",
+    "chunks-mid": "jtac, 10 Hz chunks opened and closed mid-motion",
 }
 
 
@@ -416,9 +423,13 @@ def main(argv: list[str] | None = None) -> int:
                 motions = r["robot"]["motions"]
                 reflex = ", ".join(motions[0].get("errors") or []) if motions else "?"
                 activations = (r.get("timing") or {}).get("limiter_activations", "-")
+                lag = ""
+                if r.get("target_delay_end_ms") is not None:
+                    lag = f", lag {r['target_delay_mid_ms']:.1f} → {r['target_delay_end_ms']:.1f} ms"
                 print(
                     f"  ({case}) {client:6s} run {run + 1}: {r['wall_s']:4.1f} s, reflex {reflex or 'none'}, "
                     f"{_short(r.get('outcome') or r.get('not_measured'))}, limiter activations {activations}"
+                    f"{lag}"
                 )
             results[(case, client)] = runs
     (args.out / "summary.json").write_text(

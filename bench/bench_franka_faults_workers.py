@@ -23,6 +23,9 @@ RECOVERY_MOVE_S = 1.0  # the motion that proves a recovery
 UDP_TIMEOUT_S = 1.0  # libfranka's UDP receive timeout (Robot's default)
 RESULT_MARGIN_S = 0.05  # a dead link must end every pending goal within the timeout + this
 STREAM_HZ = 125
+# The -mid clients open their stream on the quintic 1 s in (already at 0.58 of its peak velocity) and
+# close it 3 s in, still moving: the hand-over at both ends (docs/python_api.md).
+MID_OPEN_S, MID_CLOSE_S = 1.0, 3.0
 # The chunks client: a policy observing every 100 ms, answering 50–150 ms later (uniform, seeded) with
 # 16 points 20 ms apart of the quintic from its observation on (bench/bench_policy_chunks.py's design c).
 CHUNK_POINTS, CHUNK_SPACING_S, CHUNK_PERIOD_S, CHUNK_LATENCY_S = 16, 0.02, 0.1, (0.05, 0.15)
@@ -303,27 +306,38 @@ def _failed(c: Any, arm: Any, out: dict[str, Any]) -> bool:
     return bool(error)
 
 
-def work_stream(args: argparse.Namespace) -> dict[str, Any]:
+def _stream_feed(window_s: tuple[float, float]) -> Any:
+    """Single targets of the quintic from window_s[0] to window_s[1] into it [s]: (0, MOVE_S + HOLD_S)
+    is the whole motion; (MID_OPEN_S, MID_CLOSE_S) opens on the target already moving and ends the
+    stream (closes it) while it still moves."""
+
     def feed(c: Any, arm: Any, stream: Any, q0: np.ndarray, out: dict[str, Any]) -> None:
         # Paced by the host's clock (as a policy would be), each target computed for the controller
         # time it is sent at and stamped with it (Stream.send's sampled_at_s, as docs/python_api.md
         # asks of a sender that computes its target for an instant).
         next_send = time.monotonic()
-        tc0 = stream.now()
-        while (tc := stream.now()) - tc0 < MOVE_S + HOLD_S and not _failed(c, arm, out):
+        tc0 = stream.now() - window_s[0]
+        delays = []
+        while (tc := stream.now()) - tc0 < window_s[1] and not _failed(c, arm, out):
             stream.send(quintic(q0, tc - tc0), sampled_at_s=tc)
+            delays.append(stream.target_delay_s)
             next_send += 1.0 / STREAM_HZ
             time.sleep(max(0.0, next_send - time.monotonic()))
+        half = len(delays) // 2
         out.update(
             targets_taken=stream.targets_taken,
             late_targets=stream.late_targets,
+            # The lag of single targets (stamp → place) at the middle and at the end of the run: a
+            # bounded lag does not grow from one to the other.
+            target_delay_mid_ms=delays[half] * 1e3 if delays else None,
+            target_delay_end_ms=delays[-1] * 1e3 if delays else None,
             sent=f"{stream.targets_taken} targets ({stream.late_targets} late)",
         )
 
-    return _streamed(args, feed)
+    return feed
 
 
-def work_chunks(args: argparse.Namespace) -> dict[str, Any]:
+def _chunks_feed(args: argparse.Namespace, window_s: tuple[float, float]) -> Any:
     latency = np.random.default_rng(args.seed)
     offsets_s = CHUNK_SPACING_S * np.arange(CHUNK_POINTS)
 
@@ -332,8 +346,9 @@ def work_chunks(args: argparse.Namespace) -> dict[str, Any]:
             while stream.now() < t_s and not _failed(c, arm, out):
                 time.sleep(0.0005)
 
-        start_s = observe_s = stream.now()
-        while stream.now() - start_s < MOVE_S + HOLD_S and not _failed(c, arm, out):
+        start_s = stream.now() - window_s[0]
+        observe_s = stream.now()
+        while stream.now() - start_s < window_s[1] and not _failed(c, arm, out):
             wait_until(observe_s)
             observed_s = stream.now()
             wait_until(observed_s + latency.uniform(*CHUNK_LATENCY_S))
@@ -347,7 +362,30 @@ def work_chunks(args: argparse.Namespace) -> dict[str, Any]:
             sent=f"{stream.chunks_taken} chunks, {stream.stale_chunks} stale",
         )
 
-    return _streamed(args, feed)
+    return feed
 
 
-WORKERS = {"bare": work_bare, "goal": work_goal, "stream": work_stream, "chunks": work_chunks}
+def work_stream(args: argparse.Namespace) -> dict[str, Any]:
+    return _streamed(args, _stream_feed((0.0, MOVE_S + HOLD_S)))
+
+
+def work_chunks(args: argparse.Namespace) -> dict[str, Any]:
+    return _streamed(args, _chunks_feed(args, (0.0, MOVE_S + HOLD_S)))
+
+
+def work_stream_mid(args: argparse.Namespace) -> dict[str, Any]:
+    return _streamed(args, _stream_feed((MID_OPEN_S, MID_CLOSE_S)))
+
+
+def work_chunks_mid(args: argparse.Namespace) -> dict[str, Any]:
+    return _streamed(args, _chunks_feed(args, (MID_OPEN_S, MID_CLOSE_S)))
+
+
+WORKERS = {
+    "bare": work_bare,
+    "goal": work_goal,
+    "stream": work_stream,
+    "chunks": work_chunks,
+    "stream-mid": work_stream_mid,
+    "chunks-mid": work_chunks_mid,
+}
