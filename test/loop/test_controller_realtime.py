@@ -5,12 +5,17 @@ asyncio), never timing figures; those are benchmarks (bench/bench_python_stall.p
 """
 
 import asyncio
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from jtac_py.controller import Controller, Trajectory
 from jtac_py.hardware import SimulatedArm
+
+sys.path.insert(0, str(Path(__file__).parent))
 
 DELTA = np.array([0.2, -0.15, 0.1, 0.2, -0.2, 0.15, 0.25])  # [rad]
 
@@ -75,3 +80,35 @@ def test_stop_aborts_a_running_goal_with_invalid_state():
     c.stop()
     result = handle.result(timeout=2.0)
     assert result.code.name == "INVALID_STATE"
+
+
+def test_a_goal_and_a_tare_right_after_close_and_use_law_none_are_accepted(controller):
+    """When close() or use_law(None) returns, trajectory execution runs again: the next goal and tare
+    are accepted every time, however the threads were scheduled (no timing is asserted)."""
+    from test_python_law_lockstep import sine_law
+
+    from jtac_py import laws
+
+    c = controller
+    law = laws.compile(sine_law, 5, 9, params=[0.05, 3.0, 3.0, 0.0, 0.0])
+    for attempt in range(6):
+        if attempt % 2 == 0:
+            stream = c.stream()
+            q0 = np.asarray(c.state.q_cmd)
+            for k in range(25):
+                q = q0.copy()
+                q[3] += 0.05 * (1.0 - np.cos(0.2 * k))
+                stream.send(q)
+                time.sleep(0.008)
+            stream.close()
+            what = "close()"
+        else:
+            c.use_law(law)
+            time.sleep(0.2)
+            c.use_law(None)
+            what = "use_law(None)"
+        tare = c.zero_fts()
+        assert tare.ok, f"attempt {attempt}, after {what}: {tare.message}"
+        q = np.asarray(c.state.q_cmd)
+        result = c.follow(Trajectory.quintic(q, q + 0.02, 0.3), timeout=10.0)
+        assert result.ok, f"attempt {attempt}, after {what}: {result.message}"
