@@ -431,12 +431,7 @@ void JointTrajectoryAdmittanceController::deactivate(double time_s) noexcept {
       if (collecting) {
         pipelines_[i].cancel_tare();
       }
-      Event e;
-      e.type = EventType::kTareFailed;
-      e.detail = EventDetail::kDeactivated;
-      e.joint = k;
-      e.time_s = time_s;
-      trajectory_.report(e);
+      report_tare(k, EventType::kTareFailed, EventDetail::kDeactivated, 0.0, time_s);
     }
   }
   trajectory_.deactivate(time_s);
@@ -509,6 +504,17 @@ void JointTrajectoryAdmittanceController::take_parameters() noexcept {
   }
 }
 
+void JointTrajectoryAdmittanceController::report_tare(int tip, EventType type, EventDetail detail,
+                                                      double offset_force_N, double time_s) noexcept {
+  Event e;
+  e.type = type;
+  e.detail = detail;
+  e.joint = tip;
+  e.value = offset_force_N;
+  e.time_s = time_s;
+  trajectory_.report(e);
+}
+
 void JointTrajectoryAdmittanceController::process_wrenches(double time_s, const JointVector& position_rad,
                                                            const TipWrenches& wrench_raw_sensor,
                                                            bool in_force, JtacOutput& out) noexcept {
@@ -519,12 +525,7 @@ void JointTrajectoryAdmittanceController::process_wrenches(double time_s, const 
         kinematics_.forward(position_rad, sensor_frames_[i], T_base_sensor) == KinematicsStatus::kOk;
     if (tare_requested_[i].exchange(false, std::memory_order_acq_rel)) {
       if (in_force) {
-        Event e;
-        e.type = EventType::kTareFailed;
-        e.detail = EventDetail::kTareWhileExecuting;
-        e.joint = k;
-        e.time_s = time_s;
-        trajectory_.report(e);
+        report_tare(k, EventType::kTareFailed, EventDetail::kTareWhileExecuting, 0.0, time_s);
       } else {
         pipelines_[i].start_tare(params_.zero_fts_num_samples);
       }
@@ -533,13 +534,10 @@ void JointTrajectoryAdmittanceController::process_wrenches(double time_s, const 
         pipelines_[i].process(wrench_raw_sensor[i], pose_ok ? Eigen::Matrix3d(T_base_sensor.linear())
                                                             : Eigen::Matrix3d::Identity());
     if (r.tare == TareStatus::kDone || r.tare == TareStatus::kFailedNonFinite) {
-      Event e;
-      e.type = r.tare == TareStatus::kDone ? EventType::kTareSucceeded : EventType::kTareFailed;
-      e.detail = r.tare == TareStatus::kDone ? EventDetail::kNone : EventDetail::kNonFiniteWrench;
-      e.joint = k;
-      e.value = pipelines_[i].tare().offset().head<3>().norm();
-      e.time_s = time_s;
-      trajectory_.report(e);
+      const bool done = r.tare == TareStatus::kDone;
+      report_tare(k, done ? EventType::kTareSucceeded : EventType::kTareFailed,
+                  done ? EventDetail::kNone : EventDetail::kNonFiniteWrench,
+                  pipelines_[i].tare().offset().head<3>().norm(), time_s);
     }
     out.wrench_filtered_sensor[i] = r.wrench_filtered_sensor;
     wrench_control_[i] = r.wrench_control;

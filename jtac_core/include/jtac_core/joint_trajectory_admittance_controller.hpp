@@ -198,6 +198,9 @@ class JointTrajectoryAdmittanceController {
   // violation or a non-finite reading asks for a stop in seams_.
   void process_wrenches(double time_s, const JointVector& position_rad, const TipWrenches& wrench_raw_sensor,
                         bool in_force, JtacOutput& out) noexcept;
+  // A tare's outcome for tip `tip` as an event (offset_force_N: |offset force| when it succeeded).
+  void report_tare(int tip, EventType type, EventDetail detail, double offset_force_N,
+                   double time_s) noexcept;
   // One admittance step of period_s about previous_reference_rad_; a non-finite result asks for a stop.
   void step_admittance(double period_s) noexcept;
 
