@@ -188,6 +188,76 @@ TEST_F(Jtac, TareAveragesTheReadingWhileIdleAndIsRefusedWhileExecuting) {
   EXPECT_NE(ctrl_.request_zero_fts(0).find("a goal is executing"), std::string::npos);
 }
 
+// A moving goal for the hand-over tests: joint 4 by 0.5 rad over 2 s, a quintic sampled every 50 ms.
+jtac::JtacGoal moving_goal(const jtac::JointVector& q0) {
+  jtac::JtacGoal goal;
+  goal.trajectory.joint_names = jtac::test::arm_joint_names("fr3");
+  for (int k = 1; k <= 40; ++k) {
+    const double s = k / 40.0;
+    jtac::GoalPoint p;
+    p.time_from_start_s = 2.0 * s;
+    p.positions_rad.assign(q0.data(), q0.data() + 7);
+    p.velocities_rad_s.assign(7, 0.0);
+    p.accelerations_rad_s2.assign(7, 0.0);
+    p.positions_rad[3] += 0.5 * s * s * s * (10 - 15 * s + 6 * s * s);
+    p.velocities_rad_s[3] = 0.5 * 30 * s * s * (1 - s) * (1 - s) / 2.0;
+    p.accelerations_rad_s2[3] = 0.5 * 60 * s * (1 - s) * (1 - 2 * s) / 4.0;
+    goal.trajectory.points.push_back(p);
+  }
+  return goal;
+}
+
+TEST_F(Jtac, AHandOverBrakesAMovingGoalWithinTheStopAccelerationsAndEndsItInvalidState) {
+  const std::uint64_t id = submit(moving_goal(out_.trajectory.command.position_rad));
+  run(1.0);
+  ASSERT_GT(std::abs(out_.trajectory.command.velocity_rad_s[3]), 0.3);
+  ctrl_.request_handover_stop();
+  double peak_acceleration = 0.0;
+  double previous = out_.trajectory.command.velocity_rad_s[3];
+  while (out_.trajectory.mode != jtac::ControllerMode::kIdle && t_ < 20.0) {
+    step();
+    peak_acceleration =
+        std::max(peak_acceleration, std::abs(out_.trajectory.command.velocity_rad_s[3] - previous) / kDt);
+    previous = out_.trajectory.command.velocity_rad_s[3];
+  }
+  EXPECT_LE(peak_acceleration, 5.0 * (1 + 1e-9));
+  const Event* aborted = find(EventType::kGoalAborted, id);
+  ASSERT_NE(aborted, nullptr);
+  EXPECT_EQ(aborted->code, ResultCode::kInvalidState);
+  EXPECT_EQ(aborted->detail, jtac::EventDetail::kHandedOver);
+  EXPECT_NE(jtac::describe(*aborted, ctrl_.joint_names()).find("handed over"), std::string::npos);
+  EXPECT_EQ(out_.trajectory.command.velocity_rad_s.norm(), 0.0);
+}
+
+TEST_F(Jtac, AHandOverDuringACancelKeepsTheCancel) {
+  const std::uint64_t id = submit(moving_goal(out_.trajectory.command.position_rad));
+  run(1.0);
+  ctrl_.request_cancel(id);
+  run(0.02);
+  ctrl_.request_handover_stop();
+  run(0.5);
+  EXPECT_NE(find(EventType::kGoalCanceled, id), nullptr);
+  EXPECT_EQ(find(EventType::kGoalAborted, id), nullptr);
+}
+
+TEST_F(Jtac, ATareIsRefusedWhileInactiveAndOnePendingAtADeactivationIsAnsweredFailed) {
+  EXPECT_EQ(ctrl_.request_zero_fts(0), "");
+  ctrl_.deactivate(t_);
+  Event e;
+  while (ctrl_.poll_event(e)) {
+    events_.push_back(e);
+  }
+  const Event* failed = find(EventType::kTareFailed, 0, true);
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->detail, jtac::EventDetail::kDeactivated);
+  EXPECT_NE(jtac::describe(*failed, ctrl_.joint_names()).find("before the tare completed"),
+            std::string::npos);
+  EXPECT_NE(ctrl_.request_zero_fts(0).find("not running"), std::string::npos);
+  ctrl_.activate(out_.trajectory.command.position_rad);
+  step();
+  EXPECT_EQ(ctrl_.request_zero_fts(0), "");
+}
+
 TEST_F(Jtac, NonFiniteWrenchDuringAGoalIsAnAdmittanceError) {
   auto goal = hold(3.0);
   goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
