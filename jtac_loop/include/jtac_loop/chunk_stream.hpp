@@ -41,6 +41,25 @@
 // time is its stamp, not its arrival. Of two targets sent within a quarter interval the newer replaces the
 // older. A target inside the future of a chunk replaces the future from the current state.
 //
+// Catch-up blend. Wherever the command's own state (position, velocity, acceleration) is joined to a
+// future that differs from it and the join would need more acceleration than the stop accelerations
+// (per joint; or than the future's own acceleration, when that is larger), the join is stretched in
+// time: the command becomes c = o + s·(g − o) for a window W from the join time t0, s the quintic
+// smoothstep above, o the old command (its state sampled at 17 knots over the window, so the join is C²
+// at t0) and g the new future. The first chunk after a rest (reset, hold, brake) is joined this way
+// into the chunk's own curve, and so are the first five single targets after a rest or a chunk (the
+// targets' curve, through the placed targets only, continues as before; only the command blends into
+// it), and any later chunk blend or late-target join that does not fit (checked by sampling the
+// command it would give up to its last knot + `run_out_s`). Later inputs inside the window change g and
+// keep the blend, as long as the command they give fits; otherwise a new catch-up starts from the
+// command. The window: with Δq, Δv the offset and relative velocity of g against o at t0 and A the
+// larger of their accelerations there, c″ = (1 − s)·o″ + s·g″ + 2s′·Δv + s″·Δq with |s′| ≤ 1.875/W and
+// |s″| ≤ 5.77/W², so W is the smallest window (not below `blend_window_s`) with
+//   A + 3.75·|Δv|/W + 5.77·(|Δq| + |Δv|·W)/W² ≤ 0.98·a_stop   (each joint),
+// then the command over the window is sampled (up to 128 points) and W grows by a quarter until its
+// peak acceleration is within 0.98·a_stop (at most 5 s). Its jerk is then of the order of
+// a_stop/W·10 (tens of rad/s³). catch_ups() counts them, catch_up_end_s() gives the current one's end.
+//
 // End of the future. After the last knot the command continues at constant acceleration for at most
 // `run_out_s`, waiting for the next input; then, or `timeout_s` after the last input arrived, or at a
 // stale chunk, it brakes to rest: jtac_core's synchronised minimum-time stop within
@@ -48,7 +67,8 @@
 // controller time and the inputs taken: a lost or late-read state changes nothing.
 //
 // Threads: submit_chunk()/submit_target() from one writer thread (preallocated mailboxes of jtac_rt:
-// a LatestValue for chunks, a ring for targets); reset()/update() on the controller thread; both
+// a LatestValue for chunks, a ring for targets); reset()/update()/set_stop_accelerations() on the
+// controller thread; all
 // noexcept, no allocation, no lock. Counters from any thread. Construction allocates.
 #pragma once
 
@@ -142,6 +162,11 @@ class ChunkStream {
   /// Controller thread: drops the inputs not yet taken.
   void drop_inputs() noexcept;
 
+  /// Controller thread: the deceleration of each joint for braking and the bound of catch-up blends
+  /// [rad/s², finite, > 0; otherwise the call changes nothing]. Used by the next brake (also one
+  /// planned but not yet begun) and the next catch-up blend; a brake under way keeps its own.
+  void set_stop_accelerations(const JointArray& a_rad_s2) noexcept;
+
   /// Controller thread: brakes to rest from the command at `time_s` [s] (counted in brakes(); a
   /// no-op when a brake starts earlier already), e.g. for a stop the caller's safety checks ask for.
   void brake(double time_s) noexcept { brake_at(time_s); }
@@ -167,6 +192,11 @@ class ChunkStream {
   std::uint64_t late_targets() const noexcept { return late_targets_.load(std::memory_order_relaxed); }
   /// The delay at which single targets are placed [s] (stamp + delay).
   double target_delay_s() const noexcept { return target_delay_s_.load(std::memory_order_relaxed); }
+  /// Catch-up blends started (see the top of this file).
+  std::uint64_t catch_ups() const noexcept { return catch_ups_.load(std::memory_order_relaxed); }
+  /// Controller time at which the latest catch-up blend ends [s] (the command is on its future from
+  /// then on); the reset time before any.
+  double catch_up_end_s() const noexcept { return catch_up_end_s_.load(std::memory_order_relaxed); }
 
   const ChunkStreamConfig& config() const noexcept { return config_; }
 
@@ -197,7 +227,30 @@ class ChunkStream {
   void apply_target(const Target& target, double now_s) noexcept;
   // The chunk's spline into chunk_knots_ (positions ensembled with the old future when enabled).
   void build_chunk_curve(const Chunk& chunk, double now_s) noexcept;
-  void blend_state(double time_s, double start_s, double window_s, StreamSample& out) const noexcept;
+  // What a new future is joined from: the future alone (while a catch-up is in force, which goes on),
+  // the command without the brake planned at the future's end (the new input cancels it), or the
+  // command (its brake has begun).
+  enum class JoinBase : std::uint8_t { kFuture, kFollowing, kCommand };
+  JoinBase join_base(double now_s, bool keep_catch_up) const noexcept;
+  void sample_base(JoinBase base, double time_s, StreamSample& out) const noexcept;
+  // The chunk blend at `time_s`: from `base` into the chunk's curve.
+  void blend_state(JoinBase base, double time_s, double start_s, double window_s,
+                   StreamSample& out) const noexcept;
+  // The command without the brake: the future, blended from the catch-up's origin while it is in force.
+  void sample_following(double time_s, StreamSample& out) const noexcept;
+  bool catch_up_in_force(double time_s) const noexcept {
+    return catch_up_window_s_ > 0.0 && time_s < catch_up_start_s_ + catch_up_window_s_ && time_s < brake_start_s_;
+  }
+  // Whether the command that the future scratch_[0, count) gives (with the catch-up in force, when
+  // `keep_catch_up`) stays within the stop accelerations, or the input's own curve `reference`'s
+  // acceleration where that is more, over [from_s, its last knot + run_out_s].
+  bool join_fits(std::size_t count, bool keep_catch_up, double from_s,
+                 std::span<const StreamKnot> reference) const noexcept;
+  // Starts a catch-up blend at now_s from the command into the future scratch_[0, count) (the input's
+  // own curve: `reference`) and commits it.
+  void start_catch_up(std::size_t count, double now_s, std::span<const StreamKnot> reference) noexcept;
+  // `share` × each joint's stop acceleration [rad/s²].
+  JointArray share_of_stop_accelerations(double share) const noexcept;
   // Makes scratch_ the executing future and plans the brake at its end.
   void commit(std::size_t count, double now_s) noexcept;
   // Starts braking at `time_s` from the future's state there (no-op when it brakes earlier already).
@@ -231,6 +284,18 @@ class ChunkStream {
   JointVector stop_a_ = JointVector::Zero(kNumJoints);
   JointVector stop_limits_ = JointVector::Zero(kNumJoints);
   bool brake_counted_ = true;  // the brake that starts at brake_start_s_ is counted (or was a rest)
+  bool stop_limits_changed_ = false;  // set_stop_accelerations() since the brake was planned
+
+  // The catch-up blend in force: the old command at kOriginKnots knots over the window from its start.
+  static constexpr std::size_t kOriginKnots = 17;
+  std::vector<StreamKnot> origin_;
+  std::vector<StreamKnot> origin_scratch_;  // the next one's, while it is built
+  double catch_up_start_s_ = 0.0;
+  double catch_up_window_s_ = 0.0;  // 0: none
+  // The first single targets without velocities, waiting for the third (or for their time).
+  static constexpr int kPendingTargets = 3;
+  StreamKnot pending_[kPendingTargets]{};
+  int num_pending_ = 0;
   double last_input_s_ = 0.0;
 
   // Single targets: the last three placed, the sender's interval and jitter.
@@ -263,6 +328,8 @@ class ChunkStream {
   std::atomic<std::uint64_t> brakes_{0};
   std::atomic<double> target_delay_s_{0.0};
   std::atomic<std::uint64_t> late_targets_{0};
+  std::atomic<std::uint64_t> catch_ups_{0};
+  std::atomic<double> catch_up_end_s_{0.0};
 };
 
 }  // namespace jtac::loop
