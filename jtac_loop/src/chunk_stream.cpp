@@ -6,8 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-#include <cstdio>
-#include <cstdlib>
 
 namespace jtac::loop {
 
@@ -117,7 +115,8 @@ void mix(const StreamSample& o, const StreamSample& g, double elapsed_s, double 
 
 // The curve through `knots` at time_s, past its end coasting (acceleration faded out over fade_s [s])
 // when fade_s > 0, at constant acceleration (sample_knots) otherwise.
-void sample_future(std::span<const StreamKnot> knots, double time_s, double fade_s, StreamSample& out) noexcept {
+void sample_future(std::span<const StreamKnot> knots, double time_s, double fade_s,
+                   StreamSample& out) noexcept {
   const StreamKnot& last = knots[knots.size() - 1];
   if (fade_s > 0.0 && time_s > last.time_s) {
     coast(last.state, time_s - last.time_s, fade_s, out);
@@ -154,7 +153,6 @@ bool fits(std::span<const StreamKnot> g, std::span<const StreamKnot> origin, dou
     sample_future(reference, t, fade_s, own);
     for (int i = 0; i < kNumJoints; ++i) {
       if (!(std::abs(c.ddq_rad_s2[i]) <= std::max(limit[i], std::abs(own.ddq_rad_s2[i])))) {
-        if (std::getenv("DBGF")) std::printf("   fail t %.4f j %d a %.3f limit %.3f own %.3f W %.3f start %.3f from %.4f to %.4f\n", t, i, c.ddq_rad_s2[i], limit[i], own.ddq_rad_s2[i], window_s, start_s, from_s, to_s);
         return false;
       }
     }
@@ -438,14 +436,8 @@ void ChunkStream::update(double time_s, StreamSample& out) noexcept {
   if (chunk != nullptr) {
     apply_chunk(*chunk, time_s);
   }
-  if (num_pending_ > 0 && time_s >= pending_[num_pending_ - 1].time_s) {
-    // The first targets alone, their time come: caught up with as they are.
-    for (int k = 0; k < num_pending_; ++k) {
-      scratch_[k] = pending_[k];
-    }
-    const auto count = static_cast<std::size_t>(num_pending_);
-    num_pending_ = 0;
-    start_catch_up(count, time_s, std::span<const StreamKnot>(scratch_.data(), count));
+  if (num_pending_ > 0 && time_s >= pending_[num_pending_ - 1].time_s + interval_s_) {
+    catch_up_pending(time_s);  // the first targets alone, an interval past their time
   }
   // No input for timeout_s: brake (a no-op when the future ends sooner).
   brake_at(last_input_s_ + config_.timeout_s);
@@ -591,13 +583,14 @@ bool ChunkStream::join_fits(std::size_t count, bool keep_catch_up, double from_s
               share_of_stop_accelerations(kKeepShare));
 }
 
-void ChunkStream::start_catch_up(std::size_t count, double now_s, std::span<const StreamKnot> reference) noexcept {
+void ChunkStream::start_catch_up(std::size_t count, double now_s,
+                                 std::span<const StreamKnot> reference) noexcept {
   const std::span<const StreamKnot> g(scratch_.data(), count);
   const JoinBase base = join_base(now_s, false);
   // The old command is known up to its future's last knot (or its brake's end); later it coasts (its
   // acceleration fades out, then constant velocity) rather than run on at constant acceleration.
-  const double known_s = std::max(now_s, base == JoinBase::kCommand ? brake_start_s_ + stop_.duration()
-                                                                    : knots_[num_knots_ - 1].time_s);
+  const double known_s = std::max(
+      now_s, base == JoinBase::kCommand ? brake_start_s_ + stop_.duration() : knots_[num_knots_ - 1].time_s);
   StreamSample known;
   StreamSample c;
   StreamSample f;
@@ -629,12 +622,11 @@ void ChunkStream::start_catch_up(std::size_t count, double now_s, std::span<cons
       }
     }
     if (window_s >= kMaxCatchUpWindow_s ||
-        fits(g, origin_scratch_, now_s, window_s, reference, now_s, now_s + window_s, config_.controller_period_s,
-             design, std::max(window_s, config_.blend_window_s))) {
+        fits(g, origin_scratch_, now_s, window_s, reference, now_s, now_s + window_s,
+             config_.controller_period_s, design, std::max(window_s, config_.blend_window_s))) {
       break;
     }
   }
-  if (std::getenv("DBGC")) std::printf("catch-up at %.3f W %.3f count %zu base %d known %.3f\n", now_s, window_s, count, (int)base, known_s);
   std::swap(origin_, origin_scratch_);
   catch_up_start_s_ = now_s;
   catch_up_window_s_ = window_s;
@@ -814,42 +806,19 @@ void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
     knot.state.dq_rad_s = there.dq_rad_s;
   }
   remember(knot);
-  if (target.has_velocity && (first || num_pending_ > 0)) {
-    // A target with its own velocity: caught up with at once (with those still waiting).
-    for (int k = 0; k < num_pending_; ++k) {
-      scratch_[k] = pending_[k];
-    }
-    scratch_[num_pending_] = knot;
-    const auto count = static_cast<std::size_t>(num_pending_ + 1);
-    num_pending_ = 0;
-    start_catch_up(count, now_s, std::span<const StreamKnot>(scratch_.data(), count));
-    return;
-  }
   if (first || num_pending_ > 0) {
     // Targets without velocities say where they go from the third on (a parabola through three): the
     // command goes on as it was until then (or until the last one's time comes), then catches up
-    // with the curve through them.
-    pending_[num_pending_++] = knot;
-    if (num_pending_ < kPendingTargets) {
+    // with the curve through them. A target with its own velocity says it at once.
+    pending_[num_pending_] = knot;
+    pending_stamps_s_[num_pending_] = target.stamp_s;
+    pending_velocities_ = target.has_velocity;
+    ++num_pending_;
+    if (num_pending_ < kPendingTargets && !target.has_velocity) {
       last_input_s_ = now_s;
       return;
     }
-    // The first two take their velocities and acceleration from the parabola through the three.
-    for (int k = 0; k + 1 < kPendingTargets; ++k) {
-      for (int i = 0; i < kNumJoints; ++i) {
-        pending_[k].state.dq_rad_s[i] =
-            parabola_slope(pending_[0].time_s, pending_[0].state.q_rad[i], pending_[1].time_s,
-                           pending_[1].state.q_rad[i], pending_[2].time_s, pending_[2].state.q_rad[i],
-                           pending_[k].time_s);
-        pending_[k].state.ddq_rad_s2[i] = pending_[2].state.ddq_rad_s2[i];
-      }
-      placed_[k].dq_rad_s = pending_[k].state.dq_rad_s;
-    }
-    for (int k = 0; k < kPendingTargets; ++k) {
-      scratch_[k] = pending_[k];
-    }
-    num_pending_ = 0;
-    start_catch_up(kPendingTargets, now_s, std::span<const StreamKnot>(scratch_.data(), kPendingTargets));
+    catch_up_pending(now_s);
     return;
   }
 
@@ -895,6 +864,50 @@ void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
     return;
   }
   commit(m, now_s);
+}
+
+void ChunkStream::catch_up_pending(double now_s) noexcept {
+  // Placed again with the delay of the last (the delay settles over a stream's first intervals: a
+  // target placed with an older one would lie off the others' curve by the change × speed), their
+  // derivatives from the line or parabola through them (or their own velocities).
+  const int n = num_pending_;
+  num_pending_ = 0;
+  const int first_placed = num_placed_ - n;
+  for (int k = 0; k < n; ++k) {
+    pending_[k].time_s = pending_stamps_s_[k] + delay_s_;
+    if (first_placed >= 0) {
+      placed_[first_placed + k].time_s = pending_[k].time_s;
+    }
+  }
+  if (!pending_velocities_ && n > 1) {
+    for (int i = 0; i < kNumJoints; ++i) {
+      const double x0 = pending_[0].time_s;
+      const double y0 = pending_[0].state.q_rad[i];
+      const double x1 = pending_[1].time_s;
+      const double y1 = pending_[1].state.q_rad[i];
+      const double slope01 = (y1 - y0) / (x1 - x0);
+      for (int k = 0; k < n; ++k) {
+        StreamSample& state = pending_[k].state;
+        if (n == 2) {
+          state.dq_rad_s[i] = slope01;
+          state.ddq_rad_s2[i] = 0.0;
+        } else {
+          const double x2 = pending_[2].time_s;
+          const double y2 = pending_[2].state.q_rad[i];
+          state.dq_rad_s[i] = parabola_slope(x0, y0, x1, y1, x2, y2, pending_[k].time_s);
+          state.ddq_rad_s2[i] = 2.0 * ((y2 - y1) / (x2 - x1) - slope01) / (x2 - x0);
+        }
+      }
+    }
+    for (int k = 0; k < n && first_placed >= 0; ++k) {
+      placed_[first_placed + k].dq_rad_s = pending_[k].state.dq_rad_s;
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    scratch_[static_cast<std::size_t>(k)] = pending_[k];
+  }
+  const auto count = static_cast<std::size_t>(n);
+  start_catch_up(count, now_s, std::span<const StreamKnot>(scratch_.data(), count));
 }
 
 void ChunkStream::knot_derivatives(const Target& target, StreamKnot& knot) const noexcept {

@@ -239,7 +239,8 @@ class ChunkStream {
   // The command without the brake: the future, blended from the catch-up's origin while it is in force.
   void sample_following(double time_s, StreamSample& out) const noexcept;
   bool catch_up_in_force(double time_s) const noexcept {
-    return catch_up_window_s_ > 0.0 && time_s < catch_up_start_s_ + catch_up_window_s_ && time_s < brake_start_s_;
+    return catch_up_window_s_ > 0.0 && time_s < catch_up_start_s_ + catch_up_window_s_ &&
+           time_s < brake_start_s_;
   }
   // Whether the command that the future scratch_[0, count) gives (with the catch-up in force, when
   // `keep_catch_up`) stays within the stop accelerations, or the input's own curve `reference`'s
@@ -262,6 +263,8 @@ class ChunkStream {
   // less than an interval and a period of lead at `now_s` [s], at a rate that changes smoothly.
   void adapt_delay(double stamp_s, double since_last_stamp_s, double now_s) noexcept;
   void knot_derivatives(const Target& target, StreamKnot& knot) const noexcept;
+  // Starts the catch-up with the first targets of a stream (pending_) at now_s.
+  void catch_up_pending(double now_s) noexcept;
   void remember(const StreamKnot& knot) noexcept;
 
   ChunkStreamConfig config_;
@@ -283,7 +286,7 @@ class ChunkStream {
   JointVector stop_v_ = JointVector::Zero(kNumJoints);
   JointVector stop_a_ = JointVector::Zero(kNumJoints);
   JointVector stop_limits_ = JointVector::Zero(kNumJoints);
-  bool brake_counted_ = true;  // the brake that starts at brake_start_s_ is counted (or was a rest)
+  bool brake_counted_ = true;         // the brake that starts at brake_start_s_ is counted (or was a rest)
   bool stop_limits_changed_ = false;  // set_stop_accelerations() since the brake was planned
 
   // The catch-up blend in force: the old command at kOriginKnots knots over the window from its start.
@@ -295,6 +298,8 @@ class ChunkStream {
   // The first single targets without velocities, waiting for the third (or for their time).
   static constexpr int kPendingTargets = 3;
   StreamKnot pending_[kPendingTargets]{};
+  double pending_stamps_s_[kPendingTargets]{};
+  bool pending_velocities_ = false;  // the last one came with its velocity
   int num_pending_ = 0;
   double last_input_s_ = 0.0;
 
