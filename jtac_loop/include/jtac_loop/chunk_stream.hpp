@@ -19,6 +19,8 @@
 //     acceleration; an offset Δ between the two costs at most 5.77·Δ/window² of acceleration. The blend
 //     is stored as knots at the chunk's points and at quarters of the window.
 //   * a chunk that starts after t0 is joined by one quintic from the current state to its first point.
+//   * either join, when the command it gives would need more than the stop accelerations, becomes a
+//     catch-up blend into the chunk's own curve (below): so does the first chunk on a moving target.
 //   * a chunk whose last point is not after the next controller period is stale: the command brakes.
 // Temporal ensembling (ensemble_weight < 1): each new chunk's points that the old future still
 // covers become ensemble_weight·new + (1 − ensemble_weight)·old, so a chunk k steps old weighs
@@ -39,26 +41,32 @@
 // its velocity and acceleration from the cubic through it and the three targets before it (or its own
 // velocity when given), fixed once appended, so a jittered 125 Hz sender yields a smooth command: a target's
 // time is its stamp, not its arrival. Of two targets sent within a quarter interval the newer replaces the
-// older. A target inside the future of a chunk replaces the future from the current state.
+// older. A target inside the future of a chunk replaces the future from the current state. The first
+// targets of a stream (after a rest, a brake, a gap of timeout_s or a chunk) are not joined by a short
+// quintic: the command goes on as it was until three have arrived (or the last one's time passed by an
+// interval; a target with its own velocity ends the wait at once), they are placed again with the
+// delay of the last, take their derivatives from the line or parabola through them, and the command
+// catches up with the curve through them (below); the later targets continue that curve as above.
 //
-// Catch-up blend. Wherever the command's own state (position, velocity, acceleration) is joined to a
+// Catch-up blend. Where the command's own state (position, velocity, acceleration) is joined to a
 // future that differs from it and the join would need more acceleration than the stop accelerations
-// (per joint; or than the future's own acceleration, when that is larger), the join is stretched in
-// time: the command becomes c = o + s·(g − o) for a window W from the join time t0, s the quintic
-// smoothstep above, o the old command (its state sampled at 17 knots over the window, so the join is C²
-// at t0) and g the new future. The first chunk after a rest (reset, hold, brake) is joined this way
-// into the chunk's own curve, and so are the first five single targets after a rest or a chunk (the
-// targets' curve, through the placed targets only, continues as before; only the command blends into
-// it), and any later chunk blend or late-target join that does not fit (checked by sampling the
-// command it would give up to its last knot + `run_out_s`). Later inputs inside the window change g and
-// keep the blend, as long as the command they give fits; otherwise a new catch-up starts from the
-// command. The window: with Δq, Δv the offset and relative velocity of g against o at t0 and A the
-// larger of their accelerations there, c″ = (1 − s)·o″ + s·g″ + 2s′·Δv + s″·Δq with |s′| ≤ 1.875/W and
-// |s″| ≤ 5.77/W², so W is the smallest window (not below `blend_window_s`) with
-//   A + 3.75·|Δv|/W + 5.77·(|Δq| + |Δv|·W)/W² ≤ 0.98·a_stop   (each joint),
-// then the command over the window is sampled (up to 128 points) and W grows by a quarter until its
-// peak acceleration is within 0.98·a_stop (at most 5 s). Its jerk is then of the order of
-// a_stop/W·10 (tens of rad/s³). catch_ups() counts them, catch_up_end_s() gives the current one's end.
+// (`stop_accelerations_rad_s2`, set_stop_accelerations(); or than the future itself needs there, when
+// more), the join is stretched in time. For a window W from the join time t0 the command is
+//   c = o + s·(g − o),  s = 10u³ − 15u⁴ + 6u⁵,  u = (t − t0)/W,
+// g the new future and o the old command: its own future as far as that was known, then coasting (its
+// acceleration fading out as (1 − τ/T)², T = W/4, then constant velocity), held at 17 knots over the
+// window; s, s′ and s″ vanish at both ends, so c is C² at t0 and lands on g at t0 + W. Its acceleration
+//   c″ = (1 − s)·o″ + s·g″ + 2s′·Δv + s″·Δq,  Δ = g − o,  |s′| ≤ 1.875/W,  |s″| ≤ 5.77/W²:
+// per joint, W starts at max(blend_window_s, √(5.77·|Δq|/a), 3.75·|Δv|/a) (the peaks of the offset's
+// and the relative velocity's terms alone, Δ at t0), a = 0.85 × the stop acceleration (or |c″(t0)|
+// when larger: a command may go on accelerating as it does), and grows by quarters (to 5 s at most)
+// until c″ sampled over the window (up to 128 points; g past its last knot coasting over W) stays
+// within a for every joint; the other 15 % are for inputs that change g within the window. Its jerk
+// is of the order of a/W: below 500 rad/s³ in the tests. Inputs that arrive within the window change
+// g and keep the blend while the command they give stays within the stop accelerations (sampled up
+// to the new future's last knot + run_out_s); otherwise a new catch-up starts from the command.
+// catch_ups() counts them, catch_up_end_s() gives the latest one's end. A catch-up's start samples the
+// command up to 128 times per window tried, a chunk's blend check up to 128 times.
 //
 // End of the future. After the last knot the command continues at constant acceleration for at most
 // `run_out_s`, waiting for the next input; then, or `timeout_s` after the last input arrived, or at a
@@ -68,8 +76,8 @@
 //
 // Threads: submit_chunk()/submit_target() from one writer thread (preallocated mailboxes of jtac_rt:
 // a LatestValue for chunks, a ring for targets); reset()/update()/set_stop_accelerations() on the
-// controller thread; all
-// noexcept, no allocation, no lock. Counters from any thread. Construction allocates.
+// controller thread; all noexcept, no allocation, no lock. Counters from any thread. Construction
+// allocates.
 #pragma once
 
 #include <atomic>
