@@ -81,7 +81,6 @@
 #pragma once
 
 #include <atomic>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -179,17 +178,6 @@ class ChunkStream {
   /// Controller thread: brakes to rest from the command at `time_s` [s] (counted in brakes(); a
   /// no-op when a brake starts earlier already), e.g. for a stop the caller's safety checks ask for.
   void brake(double time_s) noexcept { brake_at(time_s); }
-
-  /// Controller thread: the deceleration of each joint for the brakes that start from now on
-  /// [rad/s²]; an entry that is not finite and > 0 keeps its value.
-  void set_stop_accelerations(const JointArray& a_rad_s2) noexcept {
-    for (int i = 0; i < kNumJoints; ++i) {
-      const double a = a_rad_s2[static_cast<std::size_t>(i)];
-      if (std::isfinite(a) && a > 0.0) {
-        stop_limits_[i] = a;
-      }
-    }
-  }
 
   /// Controller thread: takes the inputs that arrived and gives the command at `time_s` [s]
   /// (non-decreasing from call to call).
