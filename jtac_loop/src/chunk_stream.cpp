@@ -22,6 +22,7 @@ constexpr double kKeepShare = 1.0;
 constexpr double kMaxCatchUpWindow_s = 5.0;
 constexpr double kCatchUpGrowth = 1.25;
 constexpr int kCheckSamples = 128;
+constexpr int kDenseSamples = 64;  // fits(): periods checked one by one after the join
 
 bool finite(const JointArray& x) noexcept {
   return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
@@ -145,17 +146,28 @@ bool fits(std::span<const StreamKnot> g, std::span<const StreamKnot> origin, dou
           const JointArray& limit, double fade_s = 0.0) noexcept {
   const double span_s = std::max(to_s - from_s, 0.0);
   const int n = std::clamp(static_cast<int>(std::ceil(span_s / period_s)), 1, kCheckSamples);
+  // Every period over the first kDenseSamples periods, where a join to an input's first knot a few
+  // periods ahead lies (a quintic whose acceleration is zero at both ends: sampled coarsely it would
+  // pass unseen), then n samples over the whole span. The dense samples are what the loop will
+  // command: their velocity change per period counts as well as the acceleration at each (a join
+  // within one period shows only there).
+  const int dense = std::min(kDenseSamples, static_cast<int>(std::floor(span_s / period_s)));
   StreamSample c;
   StreamSample own;
-  for (int k = 0; k <= n; ++k) {
-    const double t = from_s + span_s * k / n;
+  StreamSample previous;
+  sample_composite(g, origin, start_s, window_s, from_s, previous, fade_s);
+  for (int k = 0; k <= dense + n; ++k) {
+    const double t = k < dense ? from_s + period_s * (k + 1) : from_s + span_s * (k - dense) / n;
     sample_composite(g, origin, start_s, window_s, t, c, fade_s);
     sample_future(reference, t, fade_s, own);
     for (int i = 0; i < kNumJoints; ++i) {
-      if (!(std::abs(c.ddq_rad_s2[i]) <= std::max(limit[i], std::abs(own.ddq_rad_s2[i])))) {
+      const double bound = std::max(limit[i], std::abs(own.ddq_rad_s2[i]));
+      const double mean = k < dense ? std::abs(c.dq_rad_s[i] - previous.dq_rad_s[i]) / period_s : 0.0;
+      if (!(std::abs(c.ddq_rad_s2[i]) <= bound) || !(mean <= bound)) {
         return false;
       }
     }
+    previous = c;
   }
   return true;
 }

@@ -635,6 +635,9 @@ std::uint32_t Rig::run(std::uint64_t seed, std::string& why) {
             q[k] = curve_.at(times[k]);
           }
           stream_->set_chunk(times, q, {});
+          if (trace_from_s_ >= 0.0) {
+            std::printf("chunk at %.4f: t0 %.4f q0[0] %.6f q1[0] %.6f\n", s.time_s, times[0], q[0][0], q[1][0]);
+          }
         } else if (!chunks) {
           stream_->set_target(curve_.at(s.time_s), s.time_s);
         }
