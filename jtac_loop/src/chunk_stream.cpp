@@ -1,5 +1,5 @@
-// Length: over 600 lines because chunks, single targets, the blend and the brake share one executing
-// future (the knots) and its private state; the header says what each part does.
+// Length: over 900 lines because chunks, single targets, the blends, the catch-up blend and the brake
+// share one executing future (the knots) and its private state; the header says what each part does.
 #include "jtac_loop/chunk_stream.hpp"
 
 #include <algorithm>
