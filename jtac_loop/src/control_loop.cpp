@@ -167,14 +167,21 @@ void ControlLoop::serve_switch(double time_s) noexcept {
     active_law_->begin_handover(time_s);
     handing_over_ = true;
     handing_over_flag_.store(true, std::memory_order_release);
+    rest_since_s_ = -1.0;
   }
   // A law already at rest (an idle JTAC, a holding stream) hands over in this same cycle. The
-  // robot's echo must have reached the last command too: the next law may start from either.
+  // robot's echo should have reached the last command too (the next law may start from either); a
+  // robot that echoes it rounded, or never quite, is given kHandoverEchoWaitS at rest.
   bool echo_settled = true;
   for (std::size_t j = 0; j < state_.q_d_rad.size(); ++j) {
     echo_settled = echo_settled && std::abs(state_.q_d_rad[j] - out_.q_cmd_rad[j]) <= kHandoverEchoRad;
   }
-  if (active_law_->at_rest() && echo_settled) {
+  if (!active_law_->at_rest()) {
+    rest_since_s_ = -1.0;
+  } else if (rest_since_s_ < 0.0) {
+    rest_since_s_ = time_s;
+  }
+  if (active_law_->at_rest() && (echo_settled || time_s - rest_since_s_ >= kHandoverEchoWaitS)) {
     active_law_->deactivate(last_time_s_);
     activated_ = false;
     active_law_ = requested;

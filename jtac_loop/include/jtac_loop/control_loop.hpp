@@ -108,6 +108,8 @@ class ControlLoop {
   /// A hand-over waits until the robot's echoed q_d is within this of the last command [rad] (the
   /// rate matcher reaches a command at rest within a packet or two; a law may start from either).
   static constexpr double kHandoverEchoRad = 1e-9;
+  /// ... or once the law has been at rest this long [s] (a robot may echo q_d rounded).
+  static constexpr double kHandoverEchoWaitS = 0.02;
 
   /// Holds both by reference (they must outlive the loop). Throws std::invalid_argument for an
   /// update rate not in ControlLoopConfig's list, or a device period
@@ -215,6 +217,7 @@ class ControlLoop {
   LawOutput out_{};
   bool activated_ = false;
   bool handing_over_ = false;   // the running law brakes for a switch
+  double rest_since_s_ = -1.0;  // controller time the handing-over law was first at rest (-1: not)
   bool have_handover_ = false;  // handover_ holds the last law's command (else: the robot's echo)
   LawHandover handover_{};
   JointArray stop_accelerations_{5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0};  // [rad/s²]
