@@ -443,6 +443,87 @@ def test_jtac_125_hz_stream_survives_1_percent_loss_each_way(franka_sim):
     assert taken > 400
 
 
+def _stream_mid_motion(controller, chunks: bool, open_s: float = 1.0, close_s: float = 2.5) -> dict:
+    """The quintic of _stream_quintic, but the stream opens on it already moving (open_s in: the
+    command at rest catches up within stop_accelerations) and closes while it still moves (close_s in:
+    it brakes to rest before trajectory execution takes over). Single targets at 125 Hz paced by the
+    host's clock, or a 10 Hz policy's 16-point chunks answering 50–150 ms (seeded) after observing."""
+    q0 = np.asarray(controller.state.q_cmd)
+    latency = random.Random(5)
+    offsets_s = 0.02 * np.arange(16)
+
+    def target(t_s: float) -> np.ndarray:
+        s = min(max(t_s / 4.0, 0.0), 1.0)
+        return q0 + JTAC_DELTA_RAD * (10 * s**3 - 15 * s**4 + 6 * s**5)
+
+    delays = []
+    with controller.stream() as stream:
+        start_s = stream.now() - open_s
+        next_s = time.monotonic()
+        observe_s = stream.now()
+        while stream.now() - start_s < close_s and controller.hardware_error is None:
+            if chunks:
+                while stream.now() < observe_s:
+                    time.sleep(0.0005)
+                observed_s = stream.now()
+                answer_s = observed_s + latency.uniform(0.05, 0.15)
+                while stream.now() < answer_s:
+                    time.sleep(0.0005)
+                points = np.array([target(observed_s - start_s + o) for o in offsets_s])
+                stream.send_chunk(offsets_s, points, observed_at_s=observed_s)
+                observe_s = observed_s + 0.1
+            else:
+                tc = stream.now()
+                stream.send(target(tc - start_s), sampled_at_s=tc)
+                delays.append(stream.target_delay_s)
+                next_s += 1.0 / 125.0
+                time.sleep(max(0.0, next_s - time.monotonic()))
+        speed = float(np.abs(controller.state.dq_cmd).max())
+    return {"speed_at_close": speed, "delays_s": delays, "taken": stream.targets_taken + stream.chunks_taken}
+
+
+@pytest.mark.parametrize("chunks", [False, True], ids=["targets_125_hz", "chunks_10_hz"])
+@pytest.mark.parametrize(
+    "faults",
+    [
+        pytest.param(f, marks=pytest.mark.franka_sim(probe=True, faults=f), id=name)
+        for f, name in (("loss=1% seed=3", "loss_1_percent"), ("delay=0.3ms±0.2ms seed=11", "delay_0_3_ms"))
+    ],
+)
+def test_jtac_stream_opened_and_closed_mid_motion_under_faults(franka_sim, faults, chunks):
+    """The hand-overs at both ends of a stream on a moving target, robot side: no reflex, the
+    hardware limiter idle (nothing it had to shape), the arm at rest after close(), and the single
+    targets' lag bounded (not growing from the middle of the run to its end)."""
+    sim = franka_sim
+    arm, c = _jtac(sim)
+    try:
+        out = _stream_mid_motion(c, chunks)
+        counters = c.timing()["hardware"]
+        error = c.hardware_error
+        at_rest = float(np.abs(c.state.dq_cmd).max()) if error is None else None
+    finally:
+        c.stop()
+        arm.close()
+    events = sim.probe_events()
+    (cycles,) = commands_lost(events)
+    delays = out["delays_s"]
+    print(
+        f"stream mid-motion ({'chunks' if chunks else '125 Hz targets'}) under {faults!r}: {out['taken']} "
+        f"inputs, {out['speed_at_close']:.2f} rad/s at close; robot: {cycles.lost} of {cycles.cycles} cycles "
+        f"lost; limiter activations {counters['limiter_activations']}"
+        + (f"; lag {delays[len(delays) // 2] * 1e3:.1f} → {delays[-1] * 1e3:.1f} ms" if delays else "")
+    )
+    if _robot_reflexes(events) or error is not None:
+        print(_trace_report(c, rows=60))
+    assert _robot_reflexes(events) == [], _robot_reflexes(events)
+    assert error is None, error
+    assert out["speed_at_close"] > 0.05  # closed while moving
+    assert at_rest == 0.0
+    assert counters["limiter_activations"] == 0
+    if delays:
+        assert delays[-1] <= delays[len(delays) // 2] + 0.005  # the lag does not keep growing
+
+
 @pytest.mark.franka_sim(probe=True, faults="outage=30ms@0.7s")
 def test_jtac_goal_ends_with_the_robots_reflex_after_a_30_ms_outage(franka_sim):
     """30 ms without a datagram is more than 20 lost cycles: the robot stops the motion (a bare loop's
