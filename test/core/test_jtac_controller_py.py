@@ -859,13 +859,18 @@ def test_offset_left_by_a_compliant_goal_returns_during_the_next_goal():
     assert np.abs(loop.out.joint_offset_rad).max() < 1e-3
 
 
-def test_tare_is_accepted_after_deactivation_during_a_goal():
+def test_tare_after_deactivation_during_a_goal_is_refused_at_once_then_accepted_once_active():
     loop = Loop()
     loop.submit(loop.hold(2.0, [_compliant(5.0, 500.0)]))
     loop.run(0.2)
     loop.ctrl.deactivate(loop.t)
     loop.run(0.1)
     assert loop.out.mode == jtac.ControllerMode.INACTIVE
+    # Nobody would serve it while inactive: refused with the reason, not "a goal is executing".
+    refused = loop.ctrl.request_zero_fts(0)
+    assert "not running" in refused and "goal is executing" not in refused
+    loop.ctrl.activate()
+    loop.run(0.01)
     assert loop.ctrl.request_zero_fts(0) == ""
 
 
