@@ -315,6 +315,7 @@ class Controller:
             )
         self._started = True
         if not self._lockstep:
+            cycles_before = self._loop.timing()["cycles"]
             self._interface.start()
             self._loop.start()
             # A real arm's motion starts only now, with the hardware thread already waiting for it: the
@@ -330,7 +331,7 @@ class Controller:
             self._pump_stop.clear()
             self._pump_thread = threading.Thread(target=self._pump_loop, name="jtac-pump", daemon=True)
             self._pump_thread.start()
-            self._wait_for_first_cycle(timeout_s=2.0)
+            self._wait_for_first_cycle(cycles_before, timeout_s=2.0)
         return self
 
     def stop(self) -> None:
@@ -818,9 +819,11 @@ class Controller:
             if status != _native.DeviceStatus.OK:
                 raise RuntimeError(f"the simulated arm stopped: {status.name}")
 
-    def _wait_for_first_cycle(self, timeout_s: float) -> None:
+    def _wait_for_first_cycle(self, cycles_before: int, timeout_s: float) -> None:
+        """Until the controller thread has run a cycle of this start (after a restart the snapshot
+        is still the last cycle before the stop)."""
         deadline = time.monotonic() + timeout_s
-        while self._loop.snapshot() is None:
+        while self._loop.timing()["cycles"] <= cycles_before:
             if time.monotonic() > deadline:
                 error = self.hardware.last_error
                 raise RuntimeError(

@@ -91,8 +91,10 @@ bool AsyncInterface::start() {
   exit_status_.store(DeviceStatus::kOk, std::memory_order_release);
   // A restart begins at the robot's echo, at rest: the reference of the last run (its velocity, and
   // the robot time that passed meanwhile, read as hundreds of skipped ticks) would be extrapolated
-  // far off. The thread is not running, so its state may be touched here.
+  // far off. The thread is not running, so its state may be touched here. A new run: the states of
+  // the one before are no longer handed to the controller (see the top of async_interface.hpp).
   started_ = false;
+  run_.fetch_add(1, std::memory_order_acq_rel);
   running_.store(true, std::memory_order_release);
   try {
     thread_ = std::thread([this] {
@@ -110,6 +112,10 @@ void AsyncInterface::stop() {
   stop_requested_.store(true, std::memory_order_release);
   if (thread_.joinable()) {
     thread_.join();
+    // The run is over: its states are the arm as it moved then, and a sample not taken was computed
+    // from one. The thread has joined, so this thread may take from the command buffer in its place.
+    run_.fetch_add(1, std::memory_order_acq_rel);
+    (void)command_buffer_.take_new();
   }
   running_.store(false, std::memory_order_release);
 }
@@ -150,7 +156,8 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
 
   // Publish the state (newest wins, never waits), stamped with its arrival on the host clock.
   state_.host_receive_ns = read_ns;
-  state_buffer_.write_buffer() = state_;
+  state_buffer_.write_buffer().state = state_;
+  state_buffer_.write_buffer().run = run_.load(std::memory_order_relaxed);
   state_buffer_.publish();
 
   const std::uint64_t packet_index = packets_.load(std::memory_order_relaxed);
@@ -295,14 +302,16 @@ bool AsyncInterface::settle_by_echo(const JointLimiter& written, std::uint64_t d
 }
 
 bool AsyncInterface::latest_state(DeviceState& state) noexcept {
-  if (const DeviceState* newest = state_buffer_.take_new()) {
+  if (const RunState* newest = state_buffer_.take_new()) {
     controller_state_ = *newest;
     controller_has_state_ = true;
   }
-  if (controller_has_state_) {
-    state = controller_state_;
+  // Read after the take: a state of a run that started since is never mistaken for an old one.
+  if (!controller_has_state_ || controller_state_.run != run_.load(std::memory_order_acquire)) {
+    return false;  // none yet, or one of a run that has ended
   }
-  return controller_has_state_;
+  state = controller_state_.state;
+  return true;
 }
 
 bool AsyncInterface::submit_command(const JointArray& q_rad, const JointArray& dq_rad_s,

@@ -3,6 +3,7 @@
 // assertions hold on a loaded machine too.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -199,6 +200,128 @@ TEST(AsyncInterface, TheFlightRecorderIsEmptyWhileTheThreadRunsAndShortRunsAreWh
   EXPECT_GE(n, 10U);
   EXPECT_EQ(trace[0].packet, 0U);
   EXPECT_EQ(trace[n - 1].packet + 1, interface.counters().packets);
+}
+
+// A robot whose packets the test hands out one at a time, served by the real-time thread: read_once
+// waits until the test allows the next packet (kWaiting while paused, so the thread can be stopped
+// between packets), and the state shows the arm at the last command it got, echoed as q_d with its
+// velocity. Which packets happen, and in what order with the test's own calls, is the test's choice:
+// deterministic on any machine.
+class GatedRobot final : public Device {
+ public:
+  explicit GatedRobot(const JointArray& q_start) { applied_.q_d_rad = q_start; }
+  DeviceStatus read_once(DeviceState& state) noexcept override {
+    for (;;) {
+      if (paused_.load(std::memory_order_acquire)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        return DeviceStatus::kWaiting;
+      }
+      if (allowed_.load(std::memory_order_acquire) > reads_) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    ++reads_;
+    ++tick_;
+    state = DeviceState{};
+    state.tick = tick_;
+    state.time_s = static_cast<double>(tick_) * 0.001;
+    state.q_rad = applied_.q_d_rad;
+    state.q_d_rad = applied_.q_d_rad;
+    state.dq_d_rad_s = applied_.dq_d_rad_s;
+    return DeviceStatus::kOk;
+  }
+  DeviceStatus write_once(const DeviceCommand& command) noexcept override {
+    applied_ = command;
+    writes_.fetch_add(1, std::memory_order_release);
+    return DeviceStatus::kOk;
+  }
+  double period_s() const noexcept override { return 0.001; }
+
+  // Test side: lets `n` more packets happen and waits until they are written.
+  void serve(std::uint64_t n) {
+    const std::uint64_t target = allowed_.fetch_add(n, std::memory_order_acq_rel) + n;
+    while (writes_.load(std::memory_order_acquire) < target) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  // Test side, while paused: the robot's clock runs on without packets (a stopped interface).
+  void pause() { paused_.store(true, std::memory_order_release); }
+  void resume(std::uint64_t ticks_passed) {
+    tick_ += ticks_passed;
+    paused_.store(false, std::memory_order_release);
+  }
+  // What the robot holds (after serve(), or while the thread is stopped).
+  const DeviceCommand& applied() const { return applied_; }
+
+ private:
+  std::atomic<bool> paused_{false};
+  std::atomic<std::uint64_t> allowed_{0};
+  std::atomic<std::uint64_t> writes_{0};
+  std::uint64_t reads_ = 0;
+  std::uint64_t tick_ = 0;
+  DeviceCommand applied_{};
+};
+
+TEST(AsyncInterface, ARestartMidMotionHoldsTheRobotsCommandWithoutWakingTheLimiter) {
+  // A controller at 1 kHz moves every joint at 0.5 rad/s, then stops (the controller thread first,
+  // the interface a packet later, as Controller.stop() does, its last sample not yet taken); 200 ms
+  // later both start again and the controller, as JtacLaw does, holds the q_d of the first state it
+  // is handed. That state must be the robot's: the command it holds, not one from before the stop.
+  GatedRobot robot(kFr3HomeRad);
+  AsyncInterfaceConfig config;
+  config.late_commands = LateCommands::kAppliedOnArrival;  // host timing changes nothing
+  AsyncInterface interface(robot, config);
+  ASSERT_TRUE(interface.start());
+  DeviceState state;
+  JointArray q = kFr3HomeRad;
+  JointArray dq{};
+  dq.fill(0.5);
+  for (int k = 0; k < 300; ++k) {
+    robot.serve(1);
+    ASSERT_TRUE(interface.latest_state(state));
+    for (int i = 0; i < jtac::hw::kNumJoints; ++i) {
+      q[i] = kFr3HomeRad[i] + 0.5 * 0.001 * (k + 1);
+    }
+    interface.submit_command(q, dq, state.time_s, state.tick, 0.001);
+  }
+  robot.serve(1);  // the controller has stopped: this state is never taken
+  interface.submit_command(q, dq, state.time_s, state.tick, 0.001);  // its last sample, not taken
+  robot.pause();
+  interface.stop();
+  const DeviceCommand held = robot.applied();  // what the robot holds through the stop
+  ASSERT_GT(held.dq_d_rad_s[0], 0.4);          // stopped in motion
+  const std::uint64_t activations_before = interface.counters().limiter_activations;
+
+  robot.resume(200);
+  ASSERT_TRUE(interface.start());
+  // The restarted controller polls before the new run's first packet: nothing to hold yet (a state
+  // handed over now would be one from before the stop, which it would hold).
+  JointArray hold{};
+  bool active = interface.latest_state(state);
+  EXPECT_FALSE(active) << "a state from before the restart, q_d[0] off the robot's by "
+                       << state.q_d_rad[0] - held.q_d_rad[0] << " rad";
+  if (active) {
+    hold = state.q_d_rad;
+  }
+  const JointArray still{};
+  for (int k = 0; k < 500; ++k) {
+    robot.serve(1);
+    EXPECT_EQ(robot.applied().q_d_rad, held.q_d_rad) << "packet " << k << " after the restart";
+    if (interface.latest_state(state) && !active) {
+      hold = state.q_d_rad;  // JtacLaw::activate: the robot's echoed q_d
+      active = true;
+    }
+    if (active) {
+      interface.submit_command(hold, still, state.time_s, state.tick, 0.001);
+    }
+  }
+  robot.pause();
+  interface.stop();
+  EXPECT_EQ(hold, held.q_d_rad);
+  EXPECT_EQ(robot.applied().q_d_rad, held.q_d_rad);
+  EXPECT_EQ(robot.applied().dq_d_rad_s, still);
+  EXPECT_EQ(interface.counters().limiter_activations, activations_before);
 }
 
 }  // namespace

@@ -136,8 +136,8 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
              " s of the trajectory (at full speed), above the robot's " +
              (velocity ? "velocity" : "acceleration") + " limit of " + number(e.limit) + unit +
              (connecting
-                  ? ": give the first point a later time_from_start, or start the trajectory at the current "
-                    "position"
+                  ? " and what the trajectory itself needs around its first point: give the first point a "
+                    "later time_from_start, or start the trajectory at the current position"
                   : ": space the points further apart in time, or give velocities");
     }
     case EventDetail::kExternalStop:

@@ -1,6 +1,7 @@
 // The trajectory engine on the control thread taking a goal from the mailbox: the checks at the
 // cycle that takes it (the stamp against the speed scale's history, stitching continuity, the
 // limits of what jtac interpolates itself) and the start of its execution. Real-time safe.
+#include <algorithm>
 #include <cmath>
 
 #include "jtac_core/tolerances.hpp"
@@ -192,8 +193,17 @@ bool TrajectoryController::check_interpolation_limits(const PreparedGoal& goal, 
   const double t_first = traj.time_from_start(0);
   for (int j = 0; j < num_joints_; ++j) {
     const SegmentPeaks peaks = traj.peaks(j, from_tau_s, to_tau_s);
-    const bool too_fast = check_velocity && !(peaks.velocity <= max_velocity_rad_s_[j]);
-    if (!too_fast && !(check_acceleration && !(peaks.acceleration <= max_acceleration_rad_s2_[j]))) {
+    // A connecting segment is judged only for what it adds to the motion it joins: it may need as
+    // much as that motion needs itself (nominal_peaks()), whatever the robot's limits; the nominal
+    // motion is the planner's business. A positions-only spline is jtac's own path throughout.
+    const SegmentPeaks nominal =
+        traj.positions_only() ? SegmentPeaks{} : nominal_peaks(traj, j, from_tau_s, t_first);
+    const bool too_fast =
+        check_velocity && !(peaks.velocity <= std::max(max_velocity_rad_s_[j], nominal.velocity));
+    const bool too_abrupt =
+        check_acceleration &&
+        !(peaks.acceleration <= std::max(max_acceleration_rad_s2_[j], nominal.acceleration));
+    if (!too_fast && !too_abrupt) {
       continue;
     }
     const double at_s = too_fast ? peaks.velocity_at_s : peaks.acceleration_at_s;
@@ -215,6 +225,34 @@ bool TrajectoryController::check_interpolation_limits(const PreparedGoal& goal, 
     return false;
   }
   return true;
+}
+
+SegmentPeaks TrajectoryController::nominal_peaks(const Trajectory& traj, int joint, double from_tau_s,
+                                                 double t_first_s) noexcept {
+  // What the goal's own path needs where the connecting segment joins it, at full speed: at its first
+  // point and over as long a stretch after it as the connection itself lasts (at least the first
+  // segment). A segment that only continues the planned path — the first sample of a fast plan a few
+  // milliseconds ahead — needs no more than the path does there, and is accepted even where the plan
+  // itself exceeds the robot's limits; one that reaches a first point far off in a short time needs
+  // far more, and is refused. The state it starts from earns nothing: a stitch from an active path
+  // beyond the limits may not carry that motion on through jtac's own segment.
+  SegmentPeaks nominal;
+  const auto consider = [&](double velocity, double acceleration) {
+    nominal.velocity = std::max(nominal.velocity, std::abs(velocity));
+    nominal.acceleration = std::max(nominal.acceleration, std::abs(acceleration));
+  };
+  traj.sample(t_first_s, scratch_);
+  consider(scratch_.velocity_rad_s[joint], scratch_.acceleration_rad_s2[joint]);
+  const double first_segment_s = traj.size() > 1 ? traj.time_from_start(1) - t_first_s : 0.0;
+  const double window_s = std::max(t_first_s - from_tau_s, first_segment_s);
+  if (window_s > 0.0 && traj.size() > 1) {
+    const SegmentPeaks path = traj.peaks(joint, t_first_s, std::min(t_first_s + window_s, traj.duration()));
+    consider(path.velocity, path.acceleration);
+  }
+  // Rounding: a segment that reproduces the planned path exactly must not be refused by the last bit.
+  nominal.velocity *= 1.0 + 1e-9;
+  nominal.acceleration *= 1.0 + 1e-9;
+  return nominal;
 }
 
 }  // namespace jtac

@@ -1037,6 +1037,55 @@ TEST_F(ConnectingSegment, AReSentPathStampedNowCannotPullTheArmBack) {
   EXPECT_EQ(result->detail, EventDetail::kConnectingAcceleration);
 }
 
+// A rest-to-rest quintic of joint 'a' by `delta` over `duration`, sampled at `samples` points from
+// duration/samples on (jtac_py's Trajectory.quintic), shifted by `offset` [rad].
+jtac::TrajectoryGoal sampled_quintic(double delta, double duration, int samples, double offset = 0.0) {
+  jtac::TrajectoryGoal goal;
+  goal.joint_names = {"a", "b", "c"};
+  for (int k = 1; k <= samples; ++k) {
+    const double s = static_cast<double>(k) / samples;
+    const double p = s * s * s * (10.0 - 15.0 * s + 6.0 * s * s);
+    const double v = 30.0 * s * s * (1.0 - 2.0 * s + s * s) / duration;
+    const double a = (60.0 * s - 180.0 * s * s + 120.0 * s * s * s) / (duration * duration);
+    goal.points.push_back(
+        point(s * duration, {offset + delta * p, 0.0, 0.0}, {delta * v, 0.0, 0.0}, {delta * a, 0.0, 0.0}));
+  }
+  return goal;
+}
+
+TEST_F(ConnectingSegment, AFastPlanSampledFromItsFirstMillisecondsIsFollowedAndAJumpStillRefused) {
+  // 1 rad in 0.25 s, first sample at 5 ms: the plan peaks at 92 rad/s² and 7.5 rad/s (the planner's
+  // business); the segment from rest to its first point is the plan's own first 5 ms, 18 rad/s² at
+  // 5 ms, above the robot's 10 rad/s² but no more than the plan needs there.
+  const auto id = submit(sampled_quintic(1.0, 0.25, 50));
+  step();
+  ASSERT_EQ(find(EventType::kGoalAborted, id), nullptr)
+      << jtac::describe(*find(EventType::kGoalAborted, id), ctrl_.joint_names());
+  ASSERT_NE(find(EventType::kGoalStarted, id), nullptr);
+  double worst_rad = 0.0;  // the command against the plan
+  for (int i = 0; i < 250; ++i) {
+    const double s = std::min(1.0, i * kDt / 0.25);
+    worst_rad = std::max(
+        worst_rad, std::abs(out_.command.position_rad[0] - s * s * s * (10.0 - 15.0 * s + 6.0 * s * s)));
+    step();
+  }
+  EXPECT_LT(worst_rad, 1e-9);
+  EXPECT_EQ(run_until(EventType::kGoalSucceeded, id, 0.5).code, ResultCode::kSuccessful);
+  // The same plan with its first point 50 mrad off: reaching it in 5 ms needs 19 rad/s, far beyond
+  // the robot's limit and anything the plan needs near its start: refused before any motion.
+  const double held = out_.command.position_rad[0];
+  const auto jump = submit(sampled_quintic(1.0, 0.25, 50, held + 0.05));
+  step();
+  const Event* result = find(EventType::kGoalAborted, jump);
+  ASSERT_NE(result, nullptr) << "the jump was accepted";
+  EXPECT_EQ(result->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(result->detail, EventDetail::kConnectingVelocity);
+  EXPECT_EQ(result->joint, 0);
+  EXPECT_GT(result->value, 15.0);
+  EXPECT_EQ(result->limit, 2.62);
+  EXPECT_EQ(out_.command.position_rad[0], held);
+}
+
 TEST_F(Engine, ParametersAreValidatedWithNamesAndAppliedAtACycleBoundary) {
   auto bad = params_;
   bad.stop_accelerations_rad_s2[2] = -1.0;

@@ -112,3 +112,41 @@ def test_a_goal_and_a_tare_right_after_close_and_use_law_none_are_accepted(contr
         q = np.asarray(c.state.q_cmd)
         result = c.follow(Trajectory.quintic(q, q + 0.02, 0.3), timeout=10.0)
         assert result.ok, f"attempt {attempt}, after {what}: {result.message}"
+
+
+def test_a_restart_after_a_stop_mid_motion_holds_the_robots_command_and_leaves_the_limiter_idle():
+    # Stopped while moving at up to 0.5 rad/s and started again, the controller holds the command the
+    # robot holds (the last one it was sent, which it echoes as q_d): the hardware limiter has nothing
+    # to shape. Before, the restarted controller took a state from before the stop and held a
+    # command up to a period of motion off the robot's: 52-378 limited packets in the next 0.5 s.
+    c = Controller(SimulatedArm("fr3", clock="realtime"), default_path_tolerance=0.3).start()
+    try:
+        for run in range(3):
+            q0 = c.state.q_cmd
+            sign = 1.0 if run % 2 == 0 else -1.0
+            handle = c.follow(Trajectory.quintic(q0, q0 + sign * 0.5, 1.9), wait=False)
+            deadline = time.monotonic() + 5.0
+            while np.abs(c.state.dq_cmd).max() < 0.4 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            c.stop()
+            handle.result(timeout=2.0)
+            held = c.packet_trace()["q_cmd"][-1]  # the robot holds (and echoes) the last command
+            counters = c.timing()["hardware"]
+            c.start()
+            # The cycle start() waited for is one of the new run: already holding the robot's command.
+            np.testing.assert_array_equal(c.state.q_cmd, held)
+            time.sleep(0.5)
+            state = c.state
+            np.testing.assert_array_equal(state.q_cmd, held)
+            np.testing.assert_array_equal(state.dq_cmd, np.zeros(7))
+            after = c.timing()["hardware"]
+            assert after["packets"] > counters["packets"]
+            assert after["limiter_activations"] == counters["limiter_activations"], f"run {run}"
+    finally:
+        c.stop()
+    # Every packet after the last restart was the held command, at rest (no limit cycle).
+    trace = c.packet_trace()
+    new = trace["packet"] >= counters["packets"]
+    assert new.any()
+    np.testing.assert_array_equal(trace["q_cmd"][new], np.tile(held, (int(new.sum()), 1)))
+    np.testing.assert_array_equal(trace["dq_cmd"][new], np.zeros((int(new.sum()), 7)))

@@ -175,6 +175,33 @@ def test_the_segment_to_a_first_point_ahead_stays_within_the_robots_limits(rig):
     assert np.abs(v).max() == pytest.approx(0.45, rel=0.01)
 
 
+def test_a_fast_plan_whose_first_sample_lies_a_few_milliseconds_ahead_is_followed(rig):
+    _arm, c = rig
+    q0 = c.state.q_ref
+    goal_q = q0.copy()
+    goal_q[JOINT] += 0.3
+    # 0.3 rad in 0.15 s, first sample at 5 ms: the segment from the command to it is the plan's own
+    # first 5 ms (24 rad/s² there, the plan peaks at 77 rad/s²): the plan's speed is the planner's
+    # business, so it is followed, not refused for the robot's 10 rad/s² (the limiter and the arm lag it;
+    # the path is not checked, the arm gets time to settle).
+    plan = Trajectory.quintic(q0, goal_q, 0.15, samples=30)
+    tolerances = {"path": math.inf, "goal": 0.01, "goal_time": 2.0}
+    with c.record(["q_ref"]) as rec:
+        result = c.follow(plan, tolerances=tolerances, timeout=3.0)
+    assert result.ok, result.message
+    q_ref = rec.data()["q_ref"][:, JOINT]
+    assert q_ref.max() == pytest.approx(goal_q[JOINT], abs=1e-9)
+    assert np.abs(np.diff(q_ref)).max() / DT == pytest.approx(1.875 * 0.3 / 0.15, rel=0.01)
+    # The same plan with its first point 30 mrad off the command: reaching it in 5 ms is no part of
+    # the plan; refused, nothing moves.
+    q_now = c.state.q_ref
+    far = Trajectory.quintic(q_now + 0.03, goal_q, 0.15, samples=30)
+    result = c.follow(far, tolerances=tolerances, timeout=1.0)
+    assert result.code == RC.INVALID_GOAL
+    assert "velocity limit of" in result.message and "fr3_joint" in result.message, result.message
+    np.testing.assert_array_equal(c.state.q_ref, q_now)
+
+
 def test_a_re_sent_path_stamped_now_cannot_pull_the_arm_back(rig):
     _arm, c = rig
     q0 = c.state.q_ref

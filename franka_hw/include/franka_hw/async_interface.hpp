@@ -44,6 +44,13 @@
 //     cycle before the next one). Counted in Counters::late_commands.
 //   - first packet: the reference starts at the echoed q_d, at rest.
 //
+// A restart (stop(), then start()) begins a new run: its first packet starts the reference at the
+// echoed q_d again, the controller is handed only the states of the run in progress (latest_state()
+// is false from stop() until the new run's first packet), and a sample that was not taken when the
+// thread stopped is dropped. A state or sample of the run before is the arm in motion as it was
+// then: a controller (re)started on it would hold a command up to a period of motion away from the
+// one the robot holds, and the limiter would chase it.
+//
 // Threads: submit_command() and latest_state() from one controller thread; start()/stop(),
 // step_once() and last_command() from one owner thread, step_once() only while the real-time thread
 // is not running; counters() and latency() from any thread.
@@ -162,11 +169,13 @@ class AsyncInterface {
   AsyncInterface(const AsyncInterface&) = delete;
   AsyncInterface& operator=(const AsyncInterface&) = delete;
 
-  /// Starts the real-time thread (false if it already runs). Tries SCHED_FIFO and the CPU pin; a
-  /// refusal prints one warning to stderr and the thread runs anyway. Throws std::system_error when
-  /// no thread can be made. Not real-time safe.
+  /// Starts the real-time thread (false if it already runs): a new run, see the top of this file.
+  /// Tries SCHED_FIFO and the CPU pin; a refusal prints one warning to stderr and the thread runs
+  /// anyway. Throws std::system_error when no thread can be made. Not real-time safe.
   bool start();
-  /// Stops and joins the real-time thread (after the packet in progress). Idempotent.
+  /// Stops and joins the real-time thread (after the packet in progress), ending its run: a sample not
+  /// taken is dropped, and the controller gets no state until the next run's first packet.
+  /// Idempotent.
   void stop();
   /// True while the real-time thread runs.
   bool running() const noexcept { return running_.load(std::memory_order_acquire); }
@@ -177,7 +186,8 @@ class AsyncInterface {
   /// is not running (returns kNotConfigured otherwise). Real-time safe.
   DeviceStatus step_once() noexcept;
 
-  /// Controller side: the newest state; false until the first packet. Never waits. One thread.
+  /// Controller side: the newest state of the run in progress; false until its first packet (and
+  /// from stop() on). Never waits. One thread.
   bool latest_state(DeviceState& state) noexcept;
   /// Controller side: hands over a sample; false (refused, counted, the previous one stays in
   /// force) for a non-finite value. Never waits; a newer sample replaces one not yet taken.
@@ -226,9 +236,17 @@ class AsyncInterface {
   std::int64_t period_ns_;
   bool last_write_late_ = false;  // the last command went out more than a period after its read
 
-  LatestValue<DeviceState> state_buffer_;
+  // A published state and the run it belongs to.
+  struct RunState {
+    DeviceState state{};
+    std::uint64_t run = 0;
+  };
+  // The run in progress: changed by start() and by stop() when it ends a run (owner thread, while
+  // the real-time thread does not run); the states are stamped with it.
+  std::atomic<std::uint64_t> run_{0};
+  LatestValue<RunState> state_buffer_;
   LatestValue<CommandSample> command_buffer_;
-  DeviceState controller_state_{};  // the controller's copy of the newest state
+  RunState controller_state_{};  // the controller's copy of the newest state
   bool controller_has_state_ = false;
 
   // Real-time side.

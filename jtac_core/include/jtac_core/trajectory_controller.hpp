@@ -297,8 +297,14 @@ class TrajectoryController {
   bool check_candidate(PreparedGoal& goal, double time_s, double tau_s, bool from_motion) noexcept;
   // What jtac interpolates itself — the segment before a goal's first point, a positions-only
   // spline — between trajectory times from and to stays within the robot's limits.
+  // The connecting segment is refused only where it needs more than both the robot's limit and the
+  // motion it joins (nominal_peaks()).
   bool check_interpolation_limits(const PreparedGoal& goal, double time_s, double from_tau_s,
                                   double to_tau_s) noexcept;
+  // What the goal's own path needs on `joint` where a connecting segment (from from_tau_s to the
+  // first point at t_first_s) joins it: the first point, and the path over as long a stretch after
+  // it as the connection lasts (at least the first segment).
+  SegmentPeaks nominal_peaks(const Trajectory& traj, int joint, double from_tau_s, double t_first_s) noexcept;
 
   // Stops, results and events (trajectory_controller_update.cpp).
   void begin_stop(double time_s, const StopRequest& request) noexcept;
