@@ -812,12 +812,7 @@ void bind_hw(py::module_& m) {
           "use_law", [](ControlLoop& l, jtac::loop::CallbackLaw* law) { l.use_law(law); }, py::arg("law"),
           py::keep_alive<1, 2>(), "Switches to a callback law at the next cycle")
       .def_property_readonly(
-          "jtac_active",
-          [](const ControlLoop& l) {
-            auto& loop = const_cast<ControlLoop&>(l);
-            return loop.active_law() != nullptr && loop.active_law() == loop.jtac_law() &&
-                   loop.law() == loop.jtac_law() && !loop.handing_over();
-          },
+          "jtac_active", &ControlLoop::jtac_running,
           "True when the last cycle ran the JTAC law and no switch away from it is asked for")
       .def(
           "runs",

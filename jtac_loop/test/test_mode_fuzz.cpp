@@ -506,10 +506,10 @@ void Rig::return_to_jtac(const char* what) {
   const double bound_s = speed / stop_history_.back().second + 0.1;
   loop_->use_law(nullptr);
   const double deadline = time_s_ + bound_s;
-  while (!(loop_->active_law() == loop_->jtac_law() && !loop_->handing_over()) && time_s_ < deadline) {
+  while (!loop_->jtac_running() && time_s_ < deadline) {
     step(1);
   }
-  if (!(loop_->active_law() == loop_->jtac_law() && !loop_->handing_over())) {
+  if (!loop_->jtac_running()) {
     violation(kHandover, std::string(what) + " did not complete within " + std::to_string(bound_s) + " s");
   }
   stream_ = nullptr;

@@ -156,6 +156,13 @@ class ControlLoop {
   /// The JTAC law of a loop built over a JointTrajectoryAdmittanceController (its wrench sources and
   /// external sensor readings, JtacLaw::feed_wrench); nullptr for a loop built over another law.
   JtacLaw* jtac_law() noexcept { return owned_law_.get(); }
+  const JtacLaw* jtac_law() const noexcept { return owned_law_.get(); }
+  /// True when the last cycle ran the JTAC law of a loop built over the JTAC controller and no switch
+  /// away from it is asked for or under way: goals and tares reach a running controller. Any thread.
+  bool jtac_running() const noexcept {
+    return owned_law_ != nullptr && active_law() == owned_law_.get() && law() == owned_law_.get() &&
+           !handing_over();
+  }
 
   /// Lockstep mode: one device packet and, when due, one controller cycle on this thread. Returns
   /// the packet's status (kNotConfigured while a thread runs). Real-time safe.
