@@ -1,5 +1,5 @@
-// Length: over 900 lines because chunks, single targets, the blends, the catch-up blend and the brake
-// share one executing future (the knots) and its private state; the header says what each part does.
+// Length: over 600 lines because chunks, single targets, the blend and the brake share one executing
+// future (the knots) and its private state; the header says what each part does.
 #include "jtac_loop/chunk_stream.hpp"
 
 #include <algorithm>
@@ -12,17 +12,6 @@ namespace jtac::loop {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Shares of the stop accelerations: a catch-up's window is chosen for kDesignShare (room for the
-// inputs that change its future later), and a join or a later input that changes a catch-up's future
-// is taken as it is up to kKeepShare.
-constexpr double kDesignShare = 0.85;
-constexpr double kKeepShare = 1.0;
-// Longest catch-up blend [s], the step of its windows and the most points a check samples the
-// command at.
-constexpr double kMaxCatchUpWindow_s = 5.0;
-constexpr double kCatchUpGrowth = 1.25;
-constexpr int kCheckSamples = 128;
-constexpr int kDenseSamples = 64;  // fits(): periods checked one by one after the join
 
 bool finite(const JointArray& x) noexcept {
   return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
@@ -75,101 +64,6 @@ void smoothstep(double u, double& s, double& ds, double& dds) noexcept {
   s = u2 * u * (10.0 - 15.0 * u + 6.0 * u2);
   ds = 30.0 * u2 * (1.0 - 2.0 * u + u2);
   dds = 60.0 * u * (1.0 - 3.0 * u + 2.0 * u2);
-}
-
-// `from` continued by dt_s ≥ 0 [s] with its acceleration faded out over fade_s [s] as (1 − dt/fade)²
-// (at once: a command accelerating at its limit must not go on doing so while a blend adds its own;
-// the jerk steps, the acceleration stays continuous), then at constant velocity.
-void coast(const StreamSample& from, double dt_s, double fade_s, StreamSample& out) noexcept {
-  const double x = std::clamp(dt_s / fade_s, 0.0, 1.0);
-  const double left = 1.0 - x;
-  const double left3 = left * left * left;
-  // Φ″ = (1 − x)², Φ′ and Φ its integrals from 0 (in dt), constant velocity after the fade.
-  const double phi2 = left * left;
-  const double phi1 = fade_s / 3.0 * (1.0 - left3);
-  const double phi0 = fade_s * fade_s / 3.0 * (x - 0.25 * (1.0 - left3 * left)) + phi1 * (dt_s - x * fade_s);
-  for (int i = 0; i < kNumJoints; ++i) {
-    out.q_rad[i] = from.q_rad[i] + from.dq_rad_s[i] * dt_s + from.ddq_rad_s2[i] * phi0;
-    out.dq_rad_s[i] = from.dq_rad_s[i] + from.ddq_rad_s2[i] * phi1;
-    out.ddq_rad_s2[i] = from.ddq_rad_s2[i] * phi2;
-  }
-}
-
-// c = o + s·(g − o) and its derivatives, s the quintic smoothstep of elapsed_s / window_s.
-void mix(const StreamSample& o, const StreamSample& g, double elapsed_s, double window_s,
-         StreamSample& out) noexcept {
-  double s = 0.0;
-  double ds = 0.0;
-  double dds = 0.0;
-  smoothstep(elapsed_s / window_s, s, ds, dds);
-  ds /= window_s;
-  dds /= window_s * window_s;
-  for (int i = 0; i < kNumJoints; ++i) {
-    const double dq = g.q_rad[i] - o.q_rad[i];
-    const double dv = g.dq_rad_s[i] - o.dq_rad_s[i];
-    const double da = g.ddq_rad_s2[i] - o.ddq_rad_s2[i];
-    out.q_rad[i] = o.q_rad[i] + s * dq;
-    out.dq_rad_s[i] = o.dq_rad_s[i] + s * dv + ds * dq;
-    out.ddq_rad_s2[i] = o.ddq_rad_s2[i] + s * da + 2.0 * ds * dv + dds * dq;
-  }
-}
-
-// The curve through `knots` at time_s, past its end coasting (acceleration faded out over fade_s [s])
-// when fade_s > 0, at constant acceleration (sample_knots) otherwise.
-void sample_future(std::span<const StreamKnot> knots, double time_s, double fade_s,
-                   StreamSample& out) noexcept {
-  const StreamKnot& last = knots[knots.size() - 1];
-  if (fade_s > 0.0 && time_s > last.time_s) {
-    coast(last.state, time_s - last.time_s, fade_s, out);
-  } else {
-    sample_knots(knots, time_s, out);
-  }
-}
-
-// The command of a future `g` (past its end as sample_future() with fade_s) with a catch-up blend from
-// `origin` over [start_s, start_s + window_s] (none when window_s is 0).
-void sample_composite(std::span<const StreamKnot> g, std::span<const StreamKnot> origin, double start_s,
-                      double window_s, double time_s, StreamSample& out, double fade_s = 0.0) noexcept {
-  sample_future(g, time_s, fade_s, out);
-  if (window_s > 0.0 && time_s < start_s + window_s) {
-    StreamSample o;
-    sample_knots(origin, time_s, o);
-    mix(o, out, time_s - start_s, window_s, out);
-  }
-}
-
-// Whether the command of `g` (with the catch-up) stays within `limit` [rad/s²] over [from_s, to_s],
-// or within what the input's own curve `reference` needs there when that is more (both past their
-// ends as sample_future() with fade_s).
-bool fits(std::span<const StreamKnot> g, std::span<const StreamKnot> origin, double start_s, double window_s,
-          std::span<const StreamKnot> reference, double from_s, double to_s, double period_s,
-          const JointArray& limit, double fade_s = 0.0) noexcept {
-  const double span_s = std::max(to_s - from_s, 0.0);
-  const int n = std::clamp(static_cast<int>(std::ceil(span_s / period_s)), 1, kCheckSamples);
-  // Every period over the first kDenseSamples periods, where a join to an input's first knot a few
-  // periods ahead lies (a quintic whose acceleration is zero at both ends: sampled coarsely it would
-  // pass unseen), then n samples over the whole span. The dense samples are what the loop will
-  // command: their velocity change per period counts as well as the acceleration at each (a join
-  // within one period shows only there).
-  const int dense = std::min(kDenseSamples, static_cast<int>(std::floor(span_s / period_s)));
-  StreamSample c;
-  StreamSample own;
-  StreamSample previous;
-  sample_composite(g, origin, start_s, window_s, from_s, previous, fade_s);
-  for (int k = 0; k <= dense + n; ++k) {
-    const double t = k < dense ? from_s + period_s * (k + 1) : from_s + span_s * (k - dense) / n;
-    sample_composite(g, origin, start_s, window_s, t, c, fade_s);
-    sample_future(reference, t, fade_s, own);
-    for (int i = 0; i < kNumJoints; ++i) {
-      const double bound = std::max(limit[i], std::abs(own.ddq_rad_s2[i]));
-      const double mean = k < dense ? std::abs(c.dq_rad_s[i] - previous.dq_rad_s[i]) / period_s : 0.0;
-      if (!(std::abs(c.ddq_rad_s2[i]) <= bound) || !(mean <= bound)) {
-        return false;
-      }
-    }
-    previous = c;
-  }
-  return true;
 }
 
 }  // namespace
@@ -238,8 +132,6 @@ ChunkStream::ChunkStream(const ChunkStreamConfig& config) : config_(config) {
   // The join knot, the chunk's points and three blend samples; single targets need three.
   knots_.resize(n + 8);
   scratch_.resize(n + 8);
-  origin_.resize(kOriginKnots);
-  origin_scratch_.resize(kOriginKnots);
   chunk_knots_.resize(n);
   chunk_q_.resize(n);
   spline_c_.resize(n);
@@ -342,27 +234,7 @@ void ChunkStream::drop_inputs() noexcept {
   }
 }
 
-void ChunkStream::set_stop_accelerations(const JointArray& a_rad_s2) noexcept {
-  bool changed = false;
-  for (int i = 0; i < kNumJoints; ++i) {
-    if (!(a_rad_s2[i] > 0.0) || !std::isfinite(a_rad_s2[i])) {
-      return;
-    }
-    changed = changed || a_rad_s2[i] != config_.stop_accelerations_rad_s2[i];
-  }
-  if (changed) {
-    config_.stop_accelerations_rad_s2 = a_rad_s2;
-    for (int i = 0; i < kNumJoints; ++i) {
-      stop_limits_[i] = a_rad_s2[i];
-    }
-    stop_limits_changed_ = true;
-  }
-}
-
 void ChunkStream::reset(const JointArray& q_rad, double time_s) noexcept {
-  catch_up_window_s_ = 0.0;
-  num_pending_ = 0;
-  catch_up_end_s_.store(time_s, std::memory_order_relaxed);
   knots_[0].time_s = time_s;
   knots_[0].state = StreamSample{q_rad, {}, {}};
   num_knots_ = 1;
@@ -388,34 +260,7 @@ void ChunkStream::sample(double time_s, StreamSample& out) const noexcept {
     }
     return;
   }
-  sample_following(time_s, out);
-}
-
-void ChunkStream::sample_following(double time_s, StreamSample& out) const noexcept {
-  sample_composite(std::span<const StreamKnot>(knots_.data(), num_knots_), origin_, catch_up_start_s_,
-                   catch_up_window_s_, time_s, out);
-}
-
-void ChunkStream::sample_base(JoinBase base, double time_s, StreamSample& out) const noexcept {
-  switch (base) {
-    case JoinBase::kFuture:
-      sample_knots(std::span<const StreamKnot>(knots_.data(), num_knots_), time_s, out);
-      return;
-    case JoinBase::kFollowing:
-      sample_following(time_s, out);
-      return;
-    case JoinBase::kCommand:
-      sample(time_s, out);
-      return;
-  }
-}
-
-ChunkStream::JoinBase ChunkStream::join_base(double now_s, bool keep_catch_up) const noexcept {
-  if (keep_catch_up) {
-    return JoinBase::kFuture;
-  }
-  // A brake planned at the end of the future but not begun is cancelled by the new input.
-  return now_s < brake_start_s_ ? JoinBase::kFollowing : JoinBase::kCommand;
+  sample_knots(std::span<const StreamKnot>(knots_.data(), num_knots_), time_s, out);
 }
 
 void ChunkStream::brake_at(double time_s) noexcept {
@@ -423,7 +268,7 @@ void ChunkStream::brake_at(double time_s) noexcept {
     return;
   }
   StreamSample s;
-  sample_following(time_s, s);
+  sample_knots(std::span<const StreamKnot>(knots_.data(), num_knots_), time_s, s);
   for (int i = 0; i < kNumJoints; ++i) {
     stop_q_[i] = s.q_rad[i];
     stop_v_[i] = s.dq_rad_s[i];
@@ -431,7 +276,6 @@ void ChunkStream::brake_at(double time_s) noexcept {
   stop_.start(stop_q_, stop_v_, stop_limits_);
   brake_start_s_ = time_s;
   brake_counted_ = false;
-  stop_limits_changed_ = false;
 }
 
 void ChunkStream::update(double time_s, StreamSample& out) noexcept {
@@ -448,16 +292,8 @@ void ChunkStream::update(double time_s, StreamSample& out) noexcept {
   if (chunk != nullptr) {
     apply_chunk(*chunk, time_s);
   }
-  if (num_pending_ > 0 && time_s >= pending_[num_pending_ - 1].time_s + interval_s_) {
-    catch_up_pending(time_s);  // the first targets alone, an interval past their time
-  }
   // No input for timeout_s: brake (a no-op when the future ends sooner).
   brake_at(last_input_s_ + config_.timeout_s);
-  if (stop_limits_changed_ && time_s < brake_start_s_ && std::isfinite(brake_start_s_)) {
-    // A brake planned but not begun takes the new stop accelerations (from the same state).
-    stop_.start(stop_q_, stop_v_, stop_limits_);
-  }
-  stop_limits_changed_ = false;
   sample(time_s, out);
   StreamState state = StreamState::kFollowing;
   if (time_s >= brake_start_s_) {
@@ -473,9 +309,6 @@ void ChunkStream::update(double time_s, StreamSample& out) noexcept {
 void ChunkStream::commit(std::size_t count, double now_s) noexcept {
   std::swap(knots_, scratch_);  // swaps the vectors' storage: no allocation
   num_knots_ = count;
-  if (now_s >= catch_up_start_s_ + catch_up_window_s_) {
-    catch_up_window_s_ = 0.0;  // over
-  }
   last_input_s_ = now_s;
   brake_start_s_ = kInf;
   brake_at(knots_[count - 1].time_s + config_.run_out_s);
@@ -570,87 +403,31 @@ void ChunkStream::build_chunk_curve(const Chunk& chunk, double now_s) noexcept {
   }
 }
 
-void ChunkStream::blend_state(JoinBase base, double time_s, double start_s, double window_s,
+void ChunkStream::blend_state(double time_s, double start_s, double window_s,
                               StreamSample& out) const noexcept {
   StreamSample old;
   StreamSample fresh;
-  sample_base(base, time_s, old);
+  sample(time_s, old);
   sample_knots(std::span<const StreamKnot>(chunk_knots_.data(), num_chunk_knots_), time_s, fresh);
-  mix(old, fresh, time_s - start_s, window_s, out);
-}
-
-JointArray ChunkStream::share_of_stop_accelerations(double share) const noexcept {
-  JointArray limit{};
+  double s = 0.0;
+  double ds = 0.0;
+  double dds = 0.0;
+  smoothstep((time_s - start_s) / window_s, s, ds, dds);
+  ds /= window_s;
+  dds /= window_s * window_s;
   for (int i = 0; i < kNumJoints; ++i) {
-    limit[i] = share * config_.stop_accelerations_rad_s2[i];
+    const double dq = fresh.q_rad[i] - old.q_rad[i];
+    const double dv = fresh.dq_rad_s[i] - old.dq_rad_s[i];
+    const double da = fresh.ddq_rad_s2[i] - old.ddq_rad_s2[i];
+    out.q_rad[i] = old.q_rad[i] + s * dq;
+    out.dq_rad_s[i] = old.dq_rad_s[i] + s * dv + ds * dq;
+    out.ddq_rad_s2[i] = old.ddq_rad_s2[i] + s * da + 2.0 * ds * dv + dds * dq;
   }
-  return limit;
-}
-
-bool ChunkStream::join_fits(std::size_t count, bool keep_catch_up, double from_s,
-                            std::span<const StreamKnot> reference) const noexcept {
-  const std::span<const StreamKnot> g(scratch_.data(), count);
-  return fits(g, origin_, catch_up_start_s_, keep_catch_up ? catch_up_window_s_ : 0.0, reference, from_s,
-              scratch_[count - 1].time_s + config_.run_out_s, config_.controller_period_s,
-              share_of_stop_accelerations(kKeepShare));
-}
-
-void ChunkStream::start_catch_up(std::size_t count, double now_s,
-                                 std::span<const StreamKnot> reference) noexcept {
-  const std::span<const StreamKnot> g(scratch_.data(), count);
-  const JoinBase base = join_base(now_s, false);
-  // The old command is known up to its future's last knot (or its brake's end); later it coasts (its
-  // acceleration fades out, then constant velocity) rather than run on at constant acceleration.
-  const double known_s = std::max(
-      now_s, base == JoinBase::kCommand ? brake_start_s_ + stop_.duration() : knots_[num_knots_ - 1].time_s);
-  StreamSample known;
-  StreamSample c;
-  StreamSample f;
-  sample_base(base, known_s, known);
-  sample_base(base, now_s, c);
-  sample_knots(g, now_s, f);
-  // The window starts from what the offset and the relative velocity need on their own (the peaks of
-  // s″·Δq and 2s′·Δv) and grows by quarters until the command it gives stays within the design share
-  // of the stop accelerations (or the command's own acceleration now, when larger: it may go on as it
-  // is), the new future coasting past its end as the old command does (its next inputs are unknown).
-  JointArray design{};
-  double window_s = std::max(config_.blend_window_s, 2.0 * config_.controller_period_s);
-  for (int i = 0; i < kNumJoints; ++i) {
-    design[i] = std::max(kDesignShare * config_.stop_accelerations_rad_s2[i], std::abs(c.ddq_rad_s2[i]));
-    window_s = std::max({window_s, std::sqrt(5.77 * std::abs(f.q_rad[i] - c.q_rad[i]) / design[i]),
-                         3.75 * std::abs(f.dq_rad_s[i] - c.dq_rad_s[i]) / design[i]});
-  }
-  window_s = std::min(window_s, kMaxCatchUpWindow_s);
-  for (;; window_s = std::min(window_s * kCatchUpGrowth, kMaxCatchUpWindow_s)) {
-    // The old command at the origin's knots over the window (the first is its state now).
-    const double fade_s = std::max(0.25 * window_s, config_.blend_window_s);
-    for (std::size_t k = 0; k < kOriginKnots; ++k) {
-      const double t = now_s + window_s * static_cast<double>(k) / (kOriginKnots - 1);
-      origin_scratch_[k].time_s = t;
-      if (t <= known_s) {
-        sample_base(base, t, origin_scratch_[k].state);
-      } else {
-        coast(known, t - known_s, fade_s, origin_scratch_[k].state);
-      }
-    }
-    if (window_s >= kMaxCatchUpWindow_s ||
-        fits(g, origin_scratch_, now_s, window_s, reference, now_s, now_s + window_s,
-             config_.controller_period_s, design, std::max(window_s, config_.blend_window_s))) {
-      break;
-    }
-  }
-  std::swap(origin_, origin_scratch_);
-  catch_up_start_s_ = now_s;
-  catch_up_window_s_ = window_s;
-  catch_ups_.fetch_add(1, std::memory_order_relaxed);
-  catch_up_end_s_.store(now_s + window_s, std::memory_order_relaxed);
-  commit(count, now_s);
 }
 
 void ChunkStream::apply_chunk(const Chunk& chunk, double now_s) noexcept {
   chunks_taken_.fetch_add(1, std::memory_order_relaxed);
   num_placed_ = 0;  // single targets after this chunk start afresh
-  num_pending_ = 0;
   const std::size_t n = chunk.size;
   const double end_s = chunk.times_s[n - 1];
   if (end_s <= now_s + config_.controller_period_s) {
@@ -660,12 +437,9 @@ void ChunkStream::apply_chunk(const Chunk& chunk, double now_s) noexcept {
     return;
   }
   build_chunk_curve(chunk, now_s);
-  // While a catch-up is in force the chunk replaces the future it blends into (and the blend goes
-  // on); otherwise the command's own state now is the join knot.
-  const bool keep_catch_up = catch_up_in_force(now_s);
-  const JoinBase base = join_base(now_s, keep_catch_up);
+  // The join knot: the command's own state now.
   scratch_[0].time_s = now_s;
-  sample_base(base, now_s, scratch_[0].state);
+  sample(now_s, scratch_[0].state);
   std::size_t m = 1;
   std::size_t first = 0;  // the first chunk point after now
   while (chunk.times_s[first] <= now_s) {
@@ -683,7 +457,7 @@ void ChunkStream::apply_chunk(const Chunk& chunk, double now_s) noexcept {
       // Chunk points before this blend sample (all before the window's end), blended too.
       while (first < end && (quarter == 4 || chunk.times_s[first] < sample_s - 0.125 * window_s)) {
         scratch_[m].time_s = chunk.times_s[first];
-        blend_state(base, chunk.times_s[first], now_s, window_s, scratch_[m].state);
+        blend_state(chunk.times_s[first], now_s, window_s, scratch_[m].state);
         ++m;
         ++first;
       }
@@ -693,7 +467,7 @@ void ChunkStream::apply_chunk(const Chunk& chunk, double now_s) noexcept {
       // A blend sample, unless a chunk point lies within an eighth of the window of it.
       if (!(first < end && chunk.times_s[first] < sample_s + 0.125 * window_s)) {
         scratch_[m].time_s = sample_s;
-        blend_state(base, sample_s, now_s, window_s, scratch_[m].state);
+        blend_state(sample_s, now_s, window_s, scratch_[m].state);
         ++m;
       }
     }
@@ -701,13 +475,6 @@ void ChunkStream::apply_chunk(const Chunk& chunk, double now_s) noexcept {
   }
   for (std::size_t k = first; k < n; ++k) {
     scratch_[m++] = chunk_knots_[k];
-  }
-  const std::span<const StreamKnot> chunk_curve(chunk_knots_.data(), n);
-  if (!join_fits(m, keep_catch_up, now_s, chunk_curve)) {
-    // A catch-up blend from the command into the chunk's own curve.
-    std::copy(chunk_knots_.begin(), chunk_knots_.begin() + static_cast<std::ptrdiff_t>(n), scratch_.begin());
-    start_catch_up(n, now_s, chunk_curve);
-    return;
   }
   commit(m, now_s);
 }
@@ -761,9 +528,8 @@ void ChunkStream::adapt_delay(double stamp_s, double since_last_stamp_s, double 
 
 void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
   targets_taken_.fetch_add(1, std::memory_order_relaxed);
-  // (While the first targets wait for the third, the command is still the old one: not a restart.)
-  const bool gap = !has_stamp_ || !(target.stamp_s - last_stamp_s_ < config_.timeout_s);
-  const bool restart = gap || (num_pending_ == 0 && (now_s >= brake_start_s_ || num_placed_ == 0));
+  const bool restart = !has_stamp_ || !(target.stamp_s - last_stamp_s_ < config_.timeout_s) ||
+                       now_s >= brake_start_s_ || num_placed_ == 0;
   const double since_last_stamp_s = has_stamp_ ? target.stamp_s - last_stamp_s_ : 0.0;
   update_interval(target.stamp_s);
   if (restart) {
@@ -782,27 +548,21 @@ void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
   // Placed at stamp + delay: every target keeps its own time (moving one against its position would
   // bend the curve through it), late or not.
   double place_s = target.stamp_s + delay_s_;
-  // The state a join starts from: the future alone while a catch-up is in force (the command keeps
-  // blending into it), the command otherwise.
-  const bool keep_catch_up = !restart && num_pending_ == 0 && catch_up_in_force(now_s);
   StreamSample current;
-  sample_base(join_base(now_s, keep_catch_up), now_s, current);
+  sample(now_s, current);
   std::size_t keep = num_knots_;  // knots of the executing future that may stay
   if (restart) {
-    // The targets' curve runs through the targets alone; the command catches up with it.
-    num_placed_ = 0;
-    num_pending_ = 0;
+    placed_[0] = Placed{now_s, current.q_rad, current.dq_rad_s};
+    num_placed_ = 1;
+    // The first target of a stream is joined over at least half an interval.
     place_s = std::max(place_s, now_s + 0.5 * interval_s_);
-  } else if (num_placed_ > 0 && place_s - placed_[num_placed_ - 1].time_s < 0.25 * interval_s_ &&
-             (num_pending_ > 0 || num_placed_ > 1)) {
+  } else if (num_placed_ > 1 && place_s - placed_[num_placed_ - 1].time_s < 0.25 * interval_s_) {
     // A burst (two targets sent within a fraction of an interval): the newer replaces the older, whose
     // knot leaves the future if it is still ahead; derivatives through nearly coincident times would
     // turn the smallest disagreement into velocities of any size.
     const double dropped_s = placed_[num_placed_ - 1].time_s;
     --num_placed_;
-    if (num_pending_ > 0) {
-      --num_pending_;
-    } else if (keep > 1 && knots_[keep - 1].time_s == dropped_s && dropped_s > now_s) {
+    if (keep > 1 && knots_[keep - 1].time_s == dropped_s && dropped_s > now_s) {
       --keep;
     }
   }
@@ -810,29 +570,7 @@ void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
   knot.time_s = place_s;
   knot.state.q_rad = target.q_rad;
   knot_derivatives(target, knot);
-  const bool first = restart || (num_pending_ == 0 && num_placed_ == 0);
-  if (first && !target.has_velocity) {
-    // One target has no velocity of its own: that of the command there is the best guess (0 at rest).
-    StreamSample there;
-    sample_base(join_base(now_s, false), place_s, there);
-    knot.state.dq_rad_s = there.dq_rad_s;
-  }
   remember(knot);
-  if (first || num_pending_ > 0) {
-    // Targets without velocities say where they go from the third on (a parabola through three): the
-    // command goes on as it was until then (or until the last one's time comes), then catches up
-    // with the curve through them. A target with its own velocity says it at once.
-    pending_[num_pending_] = knot;
-    pending_stamps_s_[num_pending_] = target.stamp_s;
-    pending_velocities_ = target.has_velocity;
-    ++num_pending_;
-    if (num_pending_ < kPendingTargets && !target.has_velocity) {
-      last_input_s_ = now_s;
-      return;
-    }
-    catch_up_pending(now_s);
-    return;
-  }
 
   const double last_s = knots_[keep - 1].time_s;
   // A target that arrives after its place, or less than an interval before it: the command went on
@@ -847,9 +585,8 @@ void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
     knot.state = predicted;
     late_targets_.fetch_add(1, std::memory_order_relaxed);
   }
-  const bool append = !restart && now_s < brake_start_s_ && last_s > now_s && last_s < knot.time_s;
+  const bool append = now_s < brake_start_s_ && last_s > now_s && last_s < knot.time_s;
   std::size_t m = 0;
-  std::size_t first_target = 0;  // the first knot of scratch_ that is a target's
   if (append) {
     // Keep the segment in force and what follows (the segments wholly in the past are dropped).
     std::size_t from = 0;
@@ -859,67 +596,14 @@ void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
     for (std::size_t k = from; k < keep && m + 1 < scratch_.size(); ++k) {
       scratch_[m++] = knots_[k];
     }
-  } else if (!restart) {
-    // Replace the future from the join state now.
+  } else {
+    // Replace the future from the command's own state now.
     scratch_[0].time_s = now_s;
     scratch_[0].state = current;
     m = 1;
-    first_target = 1;
   }
   scratch_[m++] = knot;
-  const std::span<const StreamKnot> targets(scratch_.data() + first_target, m - first_target);
-  // A target keeps the catch-up in force, or starts one when the command would not fit (a join from
-  // the state, or the curve the command blends into).
-  const bool checked = keep_catch_up || !append;
-  if (checked && !join_fits(m, keep_catch_up, append ? std::max(now_s, last_s) : now_s, targets)) {
-    start_catch_up(m, now_s, targets);
-    return;
-  }
   commit(m, now_s);
-}
-
-void ChunkStream::catch_up_pending(double now_s) noexcept {
-  // Placed again with the delay of the last (the delay settles over a stream's first intervals: a
-  // target placed with an older one would lie off the others' curve by the change × speed), their
-  // derivatives from the line or parabola through them (or their own velocities).
-  const int n = num_pending_;
-  num_pending_ = 0;
-  const int first_placed = num_placed_ - n;
-  for (int k = 0; k < n; ++k) {
-    pending_[k].time_s = pending_stamps_s_[k] + delay_s_;
-    if (first_placed >= 0) {
-      placed_[first_placed + k].time_s = pending_[k].time_s;
-    }
-  }
-  if (!pending_velocities_ && n > 1) {
-    for (int i = 0; i < kNumJoints; ++i) {
-      const double x0 = pending_[0].time_s;
-      const double y0 = pending_[0].state.q_rad[i];
-      const double x1 = pending_[1].time_s;
-      const double y1 = pending_[1].state.q_rad[i];
-      const double slope01 = (y1 - y0) / (x1 - x0);
-      for (int k = 0; k < n; ++k) {
-        StreamSample& state = pending_[k].state;
-        if (n == 2) {
-          state.dq_rad_s[i] = slope01;
-          state.ddq_rad_s2[i] = 0.0;
-        } else {
-          const double x2 = pending_[2].time_s;
-          const double y2 = pending_[2].state.q_rad[i];
-          state.dq_rad_s[i] = parabola_slope(x0, y0, x1, y1, x2, y2, pending_[k].time_s);
-          state.ddq_rad_s2[i] = 2.0 * ((y2 - y1) / (x2 - x1) - slope01) / (x2 - x0);
-        }
-      }
-    }
-    for (int k = 0; k < n && first_placed >= 0; ++k) {
-      placed_[first_placed + k].dq_rad_s = pending_[k].state.dq_rad_s;
-    }
-  }
-  for (int k = 0; k < n; ++k) {
-    scratch_[static_cast<std::size_t>(k)] = pending_[k];
-  }
-  const auto count = static_cast<std::size_t>(n);
-  start_catch_up(count, now_s, std::span<const StreamKnot>(scratch_.data(), count));
 }
 
 void ChunkStream::knot_derivatives(const Target& target, StreamKnot& knot) const noexcept {

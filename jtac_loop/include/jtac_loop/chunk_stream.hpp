@@ -19,8 +19,6 @@
 //     acceleration; an offset Δ between the two costs at most 5.77·Δ/window² of acceleration. The blend
 //     is stored as knots at the chunk's points and at quarters of the window.
 //   * a chunk that starts after t0 is joined by one quintic from the current state to its first point.
-//   * either join, when the command it gives would need more than the stop accelerations, becomes a
-//     catch-up blend into the chunk's own curve (below): so does the first chunk on a moving target.
 //   * a chunk whose last point is not after the next controller period is stale: the command brakes.
 // Temporal ensembling (ensemble_weight < 1): each new chunk's points that the old future still
 // covers become ensemble_weight·new + (1 − ensemble_weight)·old, so a chunk k steps old weighs
@@ -41,32 +39,7 @@
 // its velocity and acceleration from the cubic through it and the three targets before it (or its own
 // velocity when given), fixed once appended, so a jittered 125 Hz sender yields a smooth command: a target's
 // time is its stamp, not its arrival. Of two targets sent within a quarter interval the newer replaces the
-// older. A target inside the future of a chunk replaces the future from the current state. The first
-// targets of a stream (after a rest, a brake, a gap of timeout_s or a chunk) are not joined by a short
-// quintic: the command goes on as it was until three have arrived (or the last one's time passed by an
-// interval; a target with its own velocity ends the wait at once), they are placed again with the
-// delay of the last, take their derivatives from the line or parabola through them, and the command
-// catches up with the curve through them (below); the later targets continue that curve as above.
-//
-// Catch-up blend. Where the command's own state (position, velocity, acceleration) is joined to a
-// future that differs from it and the join would need more acceleration than the stop accelerations
-// (`stop_accelerations_rad_s2`, set_stop_accelerations(); or than the future itself needs there, when
-// more), the join is stretched in time. For a window W from the join time t0 the command is
-//   c = o + s·(g − o),  s = 10u³ − 15u⁴ + 6u⁵,  u = (t − t0)/W,
-// g the new future and o the old command: its own future as far as that was known, then coasting (its
-// acceleration fading out as (1 − τ/T)², T = W/4, then constant velocity), held at 17 knots over the
-// window; s, s′ and s″ vanish at both ends, so c is C² at t0 and lands on g at t0 + W. Its acceleration
-//   c″ = (1 − s)·o″ + s·g″ + 2s′·Δv + s″·Δq,  Δ = g − o,  |s′| ≤ 1.875/W,  |s″| ≤ 5.77/W²:
-// per joint, W starts at max(blend_window_s, √(5.77·|Δq|/a), 3.75·|Δv|/a) (the peaks of the offset's
-// and the relative velocity's terms alone, Δ at t0), a = 0.85 × the stop acceleration (or |c″(t0)|
-// when larger: a command may go on accelerating as it does), and grows by quarters (to 5 s at most)
-// until c″ sampled over the window (up to 128 points; g past its last knot coasting over W) stays
-// within a for every joint; the other 15 % are for inputs that change g within the window. Its jerk
-// is of the order of a/W: below 500 rad/s³ in the tests. Inputs that arrive within the window change
-// g and keep the blend while the command they give stays within the stop accelerations (sampled up
-// to the new future's last knot + run_out_s); otherwise a new catch-up starts from the command.
-// catch_ups() counts them, catch_up_end_s() gives the latest one's end. A catch-up's start samples the
-// command up to 128 times per window tried, a chunk's blend check up to 128 times.
+// older. A target inside the future of a chunk replaces the future from the current state.
 //
 // End of the future. After the last knot the command continues at constant acceleration for at most
 // `run_out_s`, waiting for the next input; then, or `timeout_s` after the last input arrived, or at a
@@ -75,12 +48,12 @@
 // controller time and the inputs taken: a lost or late-read state changes nothing.
 //
 // Threads: submit_chunk()/submit_target() from one writer thread (preallocated mailboxes of jtac_rt:
-// a LatestValue for chunks, a ring for targets); reset()/update()/set_stop_accelerations() on the
-// controller thread; all noexcept, no allocation, no lock. Counters from any thread. Construction
-// allocates.
+// a LatestValue for chunks, a ring for targets); reset()/update() on the controller thread; both
+// noexcept, no allocation, no lock. Counters from any thread. Construction allocates.
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -170,14 +143,20 @@ class ChunkStream {
   /// Controller thread: drops the inputs not yet taken.
   void drop_inputs() noexcept;
 
-  /// Controller thread: the deceleration of each joint for braking and the bound of catch-up blends
-  /// [rad/s², finite, > 0; otherwise the call changes nothing]. Used by the next brake (also one
-  /// planned but not yet begun) and the next catch-up blend; a brake under way keeps its own.
-  void set_stop_accelerations(const JointArray& a_rad_s2) noexcept;
-
   /// Controller thread: brakes to rest from the command at `time_s` [s] (counted in brakes(); a
   /// no-op when a brake starts earlier already), e.g. for a stop the caller's safety checks ask for.
   void brake(double time_s) noexcept { brake_at(time_s); }
+
+  /// Controller thread: the deceleration of each joint for the brakes that start from now on
+  /// [rad/s²]; an entry that is not finite and > 0 keeps its value.
+  void set_stop_accelerations(const JointArray& a_rad_s2) noexcept {
+    for (int i = 0; i < kNumJoints; ++i) {
+      const double a = a_rad_s2[static_cast<std::size_t>(i)];
+      if (std::isfinite(a) && a > 0.0) {
+        stop_limits_[i] = a;
+      }
+    }
+  }
 
   /// Controller thread: takes the inputs that arrived and gives the command at `time_s` [s]
   /// (non-decreasing from call to call).
@@ -200,11 +179,6 @@ class ChunkStream {
   std::uint64_t late_targets() const noexcept { return late_targets_.load(std::memory_order_relaxed); }
   /// The delay at which single targets are placed [s] (stamp + delay).
   double target_delay_s() const noexcept { return target_delay_s_.load(std::memory_order_relaxed); }
-  /// Catch-up blends started (see the top of this file).
-  std::uint64_t catch_ups() const noexcept { return catch_ups_.load(std::memory_order_relaxed); }
-  /// Controller time at which the latest catch-up blend ends [s] (the command is on its future from
-  /// then on); the reset time before any.
-  double catch_up_end_s() const noexcept { return catch_up_end_s_.load(std::memory_order_relaxed); }
 
   const ChunkStreamConfig& config() const noexcept { return config_; }
 
@@ -235,31 +209,7 @@ class ChunkStream {
   void apply_target(const Target& target, double now_s) noexcept;
   // The chunk's spline into chunk_knots_ (positions ensembled with the old future when enabled).
   void build_chunk_curve(const Chunk& chunk, double now_s) noexcept;
-  // What a new future is joined from: the future alone (while a catch-up is in force, which goes on),
-  // the command without the brake planned at the future's end (the new input cancels it), or the
-  // command (its brake has begun).
-  enum class JoinBase : std::uint8_t { kFuture, kFollowing, kCommand };
-  JoinBase join_base(double now_s, bool keep_catch_up) const noexcept;
-  void sample_base(JoinBase base, double time_s, StreamSample& out) const noexcept;
-  // The chunk blend at `time_s`: from `base` into the chunk's curve.
-  void blend_state(JoinBase base, double time_s, double start_s, double window_s,
-                   StreamSample& out) const noexcept;
-  // The command without the brake: the future, blended from the catch-up's origin while it is in force.
-  void sample_following(double time_s, StreamSample& out) const noexcept;
-  bool catch_up_in_force(double time_s) const noexcept {
-    return catch_up_window_s_ > 0.0 && time_s < catch_up_start_s_ + catch_up_window_s_ &&
-           time_s < brake_start_s_;
-  }
-  // Whether the command that the future scratch_[0, count) gives (with the catch-up in force, when
-  // `keep_catch_up`) stays within the stop accelerations, or the input's own curve `reference`'s
-  // acceleration where that is more, over [from_s, its last knot + run_out_s].
-  bool join_fits(std::size_t count, bool keep_catch_up, double from_s,
-                 std::span<const StreamKnot> reference) const noexcept;
-  // Starts a catch-up blend at now_s from the command into the future scratch_[0, count) (the input's
-  // own curve: `reference`) and commits it.
-  void start_catch_up(std::size_t count, double now_s, std::span<const StreamKnot> reference) noexcept;
-  // `share` × each joint's stop acceleration [rad/s²].
-  JointArray share_of_stop_accelerations(double share) const noexcept;
+  void blend_state(double time_s, double start_s, double window_s, StreamSample& out) const noexcept;
   // Makes scratch_ the executing future and plans the brake at its end.
   void commit(std::size_t count, double now_s) noexcept;
   // Starts braking at `time_s` from the future's state there (no-op when it brakes earlier already).
@@ -271,8 +221,6 @@ class ChunkStream {
   // less than an interval and a period of lead at `now_s` [s], at a rate that changes smoothly.
   void adapt_delay(double stamp_s, double since_last_stamp_s, double now_s) noexcept;
   void knot_derivatives(const Target& target, StreamKnot& knot) const noexcept;
-  // Starts the catch-up with the first targets of a stream (pending_) at now_s.
-  void catch_up_pending(double now_s) noexcept;
   void remember(const StreamKnot& knot) noexcept;
 
   ChunkStreamConfig config_;
@@ -294,21 +242,7 @@ class ChunkStream {
   JointVector stop_v_ = JointVector::Zero(kNumJoints);
   JointVector stop_a_ = JointVector::Zero(kNumJoints);
   JointVector stop_limits_ = JointVector::Zero(kNumJoints);
-  bool brake_counted_ = true;         // the brake that starts at brake_start_s_ is counted (or was a rest)
-  bool stop_limits_changed_ = false;  // set_stop_accelerations() since the brake was planned
-
-  // The catch-up blend in force: the old command at kOriginKnots knots over the window from its start.
-  static constexpr std::size_t kOriginKnots = 17;
-  std::vector<StreamKnot> origin_;
-  std::vector<StreamKnot> origin_scratch_;  // the next one's, while it is built
-  double catch_up_start_s_ = 0.0;
-  double catch_up_window_s_ = 0.0;  // 0: none
-  // The first single targets without velocities, waiting for the third (or for their time).
-  static constexpr int kPendingTargets = 3;
-  StreamKnot pending_[kPendingTargets]{};
-  double pending_stamps_s_[kPendingTargets]{};
-  bool pending_velocities_ = false;  // the last one came with its velocity
-  int num_pending_ = 0;
+  bool brake_counted_ = true;  // the brake that starts at brake_start_s_ is counted (or was a rest)
   double last_input_s_ = 0.0;
 
   // Single targets: the last three placed, the sender's interval and jitter.
@@ -341,8 +275,6 @@ class ChunkStream {
   std::atomic<std::uint64_t> brakes_{0};
   std::atomic<double> target_delay_s_{0.0};
   std::atomic<std::uint64_t> late_targets_{0};
-  std::atomic<std::uint64_t> catch_ups_{0};
-  std::atomic<double> catch_up_end_s_{0.0};
 };
 
 }  // namespace jtac::loop
