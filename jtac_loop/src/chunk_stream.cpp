@@ -449,6 +449,10 @@ void ChunkStream::update(double time_s, StreamSample& out) noexcept {
   sample(time_s, out);
   StreamState state = StreamState::kFollowing;
   if (time_s >= brake_start_s_) {
+    // A brake under way ends the catch-up it interrupted: a later input joins from the braking
+    // command, and must not find that catch-up's origin in force again once its future moves the
+    // brake away (the command stepped by the difference: 10.6 rad/s² in the mode fuzz).
+    catch_up_window_s_ = 0.0;
     if (!brake_counted_) {
       brakes_.fetch_add(1, std::memory_order_relaxed);
       brake_counted_ = true;
