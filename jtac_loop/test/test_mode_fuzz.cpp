@@ -22,10 +22,10 @@
 //             the curve through the first single targets after a brake, re-timed with the stream's
 //             delay, needs a little more than the sender's motion: 2.1–3.4 % past a 3.7 rad/s²
 //             brake in seed 2943, depending on the sequences run before it.
-//             Allowance: none, except after a stop() while the arm moved (an emergency stop is not a
-//             hand-over; the next start() holds the robot's echo; in lockstep the interface runs on
-//             and its limiter brakes the last sample), where this check and the limiter's pause until
-//             the arm is still and the limiter idle for 100 packets
+//             Allowance: none, except after a stop() (an emergency stop is not a hand-over; the next
+//             start() holds the robot's echo; in lockstep the interface runs on and its limiter
+//             brakes the last sample), where this check and the limiter's pause until the arm is
+//             still and the limiter idle for 100 packets
 //   rest      every goal that started ends with its command at rest (|dq_cmd| ≤ 1e-9 rad/s)
 //   one       every accepted goal ends with exactly one result
 //   refusal   every request answers at once (a goal or tare the JTAC cannot take is refused by its
@@ -78,8 +78,9 @@ constexpr std::uint64_t kDefaultSequences = 10000;
 // Seeds that found defects (MuJoCo arm), run before the random ones whatever the base seed:
 // 110, 138 and 336 a stream that took a chunk with a point one period ahead at its first cycle (a
 // velocity step the join check sampled past), 40 a close during a steep catch-up, 2943 the catch-up's
-// sampled check passing the stop acceleration by 1 %, 488 and 36 the limiter after an emergency stop.
-constexpr std::array<std::uint64_t, 7> kRegressionSeeds = {110, 138, 336, 40, 2943, 488, 36};
+// sampled check passing the stop acceleration by 1 %, 488, 36 and 3926 the limiter after an emergency
+// stop (3926: a law still at its turning point).
+constexpr std::array<std::uint64_t, 8> kRegressionSeeds = {110, 138, 336, 40, 2943, 488, 36, 3926};
 constexpr double kPeriodS = 0.001;
 
 std::uint64_t env_or(const char* name, std::uint64_t fallback) {
@@ -620,13 +621,13 @@ void Rig::act() {
     for (double v : s.dq_cmd_rad_s) {
       speed = std::max(speed, std::abs(v));
     }
-    if (speed > 1e-9) {
-      paused_until_rest_ = true;  // an emergency stop, not a hand-over (see the top of this file)
-      quiet_cycles_ = 0;
-    }
+    // An emergency stop, not a hand-over (see the top of this file): also at a command that is
+    // still but accelerating (a swing law at its turning point), the restart holds the echo.
+    paused_until_rest_ = true;
+    quiet_cycles_ = 0;
     have_previous_ = false;
     loop_->stop();
-    note(paused_until_rest_ ? "stop/start moving" : "stop/start");
+    note(speed > 1e-9 ? "stop/start moving" : "stop/start");
     if (!jtac_runs()) {
       loop_->use_law(nullptr);  // Controller.stop() gives the slot back without a hand-over
       stream_ = nullptr;
