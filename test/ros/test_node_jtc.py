@@ -261,6 +261,7 @@ def test_moveit_stop_and_replan_starts_the_replanned_goal_at_rest(slow_brake_rig
     first = rig.send(_moveit_goal(q0, DELTA, 2.0), client=rig.moveit)
     time.sleep(0.9)  # near the peak velocity: 1.875·0.25/2 = 0.23 rad/s on joint 7
     n0 = len(rig.states)
+    recording = rig.node._controller.record(["time", "dq_cmd"])
     # MoveIt: cancel, and send the goal replanned from where the arm comes to rest, without waiting
     # for the cancel's result. Where it rests follows from any state of the brake (a synchronised
     # constant deceleration): the node's own, read in this process, is the freshest.
@@ -288,9 +289,15 @@ def test_moveit_stop_and_replan_starts_the_replanned_goal_at_rest(slow_brake_rig
     k_rest = next(k for k in range(1, len(speed) - 1) if speed[k] <= speed[k - 1] and speed[k] < speed[k + 1])
     assert speed[k_rest] < 0.05
     assert speed[:k_rest].max() > 0.1 and speed[k_rest:].max() > 0.05
-    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in states])
-    dv_dt = np.abs(np.diff(v, axis=0)).max(axis=1) / np.maximum(np.diff(stamps), 1e-3)
-    assert dv_dt.max() < 1.5  # the 1 rad/s² brake, with the publishing jitter; a step would be ≫
+    # No velocity step, on the controller's own clock (every cycle, not the published states: their
+    # stamps are publication times, which the executor delays under load): the brake's 1 rad/s² is
+    # the largest acceleration of the hand-over (the quintics' peaks are 0.36 and 0.32 rad/s²).
+    recording.stop()
+    cycles = recording.data()
+    dt_s = np.diff(cycles["time"])
+    assert len(dt_s) > 1000 and dt_s.min() > 0
+    ddq_cmd = np.abs(np.diff(cycles["dq_cmd"], axis=0)).max(axis=1) / dt_s
+    assert ddq_cmd.max() < 1.0 + 1e-6
     np.testing.assert_allclose(q[k_rest], q_rest, atol=0.01)
     time.sleep(0.1)
     np.testing.assert_allclose(rig.states[-1].feedback.positions, q_rest - DELTA / 2, atol=0.02)
