@@ -241,10 +241,23 @@ void ChunkStream::reset(const JointArray& q_rad, double time_s) noexcept {
   num_placed_ = 0;
   has_stamp_ = false;
   last_input_s_ = time_s;
+  join_end_s_ = time_s;
   brake_start_s_ = kInf;
   brake_at(time_s);  // at rest: the stop is empty
   brake_counted_ = true;
   state_.store(StreamState::kHolding, std::memory_order_relaxed);
+}
+
+void ChunkStream::brake_from(const StreamSample& from, double time_s) noexcept {
+  const bool counted = brake_counted_;
+  knots_[0].time_s = time_s;
+  knots_[0].state = from;
+  num_knots_ = 1;
+  num_placed_ = 0;
+  join_end_s_ = time_s;
+  brake_start_s_ = kInf;
+  brake_at(time_s);
+  brake_counted_ = counted;  // the brake it replaces was counted (or not yet) already
 }
 
 void ChunkStream::sample(double time_s, StreamSample& out) const noexcept {
@@ -445,6 +458,7 @@ void ChunkStream::apply_chunk(const Chunk& chunk, double now_s) noexcept {
   while (chunk.times_s[first] <= now_s) {
     ++first;
   }
+  join_end_s_ = std::max(join_end_s_, chunk.times_s[first]);  // the quintic to a later first point
   if (first > 0) {
     // The window ends at the first point at least blend_window_s ahead (or at the last point).
     std::size_t end = first;
@@ -452,6 +466,7 @@ void ChunkStream::apply_chunk(const Chunk& chunk, double now_s) noexcept {
       ++end;
     }
     const double window_s = chunk.times_s[end] - now_s;
+    join_end_s_ = std::max(join_end_s_, chunk.times_s[end]);
     for (int quarter = 1; quarter <= 4; ++quarter) {
       const double sample_s = now_s + 0.25 * quarter * window_s;
       // Chunk points before this blend sample (all before the window's end), blended too.
@@ -601,6 +616,13 @@ void ChunkStream::apply_target(const Target& target, double now_s) noexcept {
     scratch_[0].time_s = now_s;
     scratch_[0].state = current;
     m = 1;
+  }
+  // A join: the first targets (their derivatives lean on the command's state at the restart, their
+  // times on a delay still settling), a late target's, a replaced future's; with the run-out past
+  // the knot, should the next target come later.
+  if (restart || intervals_since_restart_ <= kSettlingIntervals + kHistory || !append ||
+      knot.time_s != place_s) {
+    join_end_s_ = std::max(join_end_s_, knot.time_s + config_.run_out_s);
   }
   scratch_[m++] = knot;
   commit(m, now_s);

@@ -48,6 +48,7 @@ void StreamLaw::activate(const DeviceState& state, const LawHandover& from) noex
   // after switching to the law); those left at a deactivation were dropped there.
   q_cmd_ = handover_position(state, from);
   stream_.reset(q_cmd_, state.time_s);
+  catch_up_.reset(q_cmd_, state.time_s);
   if (jtac_ != nullptr) {
     jtac_->activate_external(state, q_cmd_, admittance_);
     stop_code_.store(ResultCode::kSuccessful, std::memory_order_release);
@@ -92,14 +93,14 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double p
   }
   UpdateStatus status = UpdateStatus::kOk;
   if (jtac_ == nullptr) {
-    stream_.update(time_s, sample_);
+    follow(time_s);
     fill_plain(state, out);
   } else {
     const bool stopped = stop_code() != ResultCode::kSuccessful;
     if (stopped) {
       stream_.drop_inputs();  // the stop holds until the stream is closed
     }
-    stream_.update(time_s, sample_);
+    follow(time_s);
     status = jtac_->update_external(state, time_s, period_s, sample_.q_rad, sample_.dq_rad_s,
                                     sample_.ddq_rad_s2, stream_.state() == StreamState::kFollowing, out);
     if (const ResultCode stop = jtac_->external_stop(); stop != ResultCode::kSuccessful && !stopped) {
@@ -116,14 +117,36 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double p
     case StreamState::kBraking:
       out.mode = ControllerMode::kStopping;
       break;
-    case StreamState::kHolding:
-      out.mode = ControllerMode::kIdle;
+    case StreamState::kHolding:  // still moving onto the held point while catching up
+      out.mode = catch_up_.catching_up() ? ControllerMode::kStopping : ControllerMode::kIdle;
       break;
   }
   out.goal_id = 0;
   out.time_scale = 1.0;
   out.trajectory_time_s = 0.0;
   return status;
+}
+
+void StreamLaw::follow(double time_s) noexcept {
+  stream_.update(time_s, sample_);
+  if (catch_up_.catching_up() && stream_.state() != StreamState::kFollowing) {
+    // The stream brakes (or holds) while the command is still catching up: the command brakes from
+    // its own state instead, so that a close or a brake ends at rest within the stop's time; its
+    // acceleration eased to zero first, at the catch-up's jerk (from catching up at +a straight into
+    // a brake at −a would be a step of 2a).
+    if (catch_up_.ease(time_s, sample_)) {
+      stream_.brake_from(sample_, time_s);
+      catch_up_.rejoin();
+    }
+    return;
+  }
+  CatchUpBound bound = CatchUpBound::kInput;
+  if (stream_.state() != StreamState::kFollowing) {  // a brake, or the rest it ended at
+    bound = CatchUpBound::kBrake;
+  } else if (stream_.joining(time_s)) {
+    bound = CatchUpBound::kStop;
+  }
+  catch_up_.update(time_s, bound, stream_.stop_accelerations(), sample_);
 }
 
 void StreamLaw::fill_plain(const DeviceState& state, LawOutput& out) noexcept {

@@ -17,14 +17,12 @@
 //             apart (stop steps absorbed, printed at the end), never a violation; any other limited
 //             packet is one
 //   accel     the command's acceleration, |Δdq_cmd|/dt, stays within the largest stop_accelerations
-//             in force over the last second, every stop, hand-over and catch-up included. Allowance
-//             +5 %: a catch-up may go as far as the input's own curve needs (chunk_stream.hpp), and
-//             the curve through the first single targets after a brake, re-timed with the stream's
-//             delay, needs a little more than the sender's motion: 2.1–3.4 % past a 3.7 rad/s²
-//             brake in seed 2943, depending on the sequences run before it.
-//             Allowance: none, except after a stop() (an emergency stop is not a hand-over; the next
-//             start() holds the robot's echo; in lockstep the interface runs on and its limiter
-//             brakes the last sample), where this check and the limiter's pause until the arm is
+//             in force over the last second, every stop, hand-over and catch-up included (the
+//             senders' curves need at most 0.6 rad/s², so a catch-up's own bound, a quarter of the
+//             stop acceleration above the curve's, is the stop acceleration here; catch_up.hpp).
+//             Allowance: +5 % for rounding; none other, except after a stop() (an emergency stop is not a
+//             hand-over; the next start() holds the robot's echo; in lockstep the interface runs on and its
+//             limiter brakes the last sample), where this check and the limiter's pause until the arm is
 //             still and the limiter idle for 100 packets
 //   rest      every goal that started ends with its command at rest (|dq_cmd| ≤ 1e-9 rad/s)
 //   one       every accepted goal ends with exactly one result
@@ -41,7 +39,7 @@
 //   JTAC_MODE_FUZZ_SEED       base seed (default 1)
 //   JTAC_MODE_FUZZ_CONTINUE=1 keep going after a violation and count sequences per invariant
 //   JTAC_MODE_FUZZ_ARM        mujoco (default) or kinematic (below)
-//   JTAC_MODE_FUZZ_STREAMS=1  include streams (off by default: see act())
+//   JTAC_MODE_FUZZ_STREAMS=0  leave streams out
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -268,7 +266,7 @@ class Rig {
   jtac::loop::CallbackLaw* law_ = nullptr;
   Curve curve_;               // what the stream follows
   bool curve_ready_ = false;  // the stream runs and curve_ starts at its command
-  bool streams_enabled_ = env_or("JTAC_MODE_FUZZ_STREAMS", 0) != 0;
+  bool streams_enabled_ = env_or("JTAC_MODE_FUZZ_STREAMS", 1) != 0;
   std::map<std::uint64_t, GoalRecord> goals_;
   std::vector<std::string> trace_;  // what the owner did, for a violation's message
   double trace_from_s_ = -1.0;      // JTAC_MODE_FUZZ_TRACE_FROM: print 100 ms of cycles from there [s]
@@ -487,15 +485,12 @@ jtac::JtacGoal Rig::goal_from(const JointArray& q_start, double duration_s) {
 Curve Rig::random_curve(const JointArray& q0) {
   Curve c;
   c.q0 = q0;
-  c.t0_s = time_s_;  // at rest where the command is (see the sender in run())
+  // At rest where the command is, or (one in two) a motion already under way when the stream opens,
+  // up to 0.5 s in and off the command by where it got to: what the stream must catch up with.
+  c.t0_s = time_s_ - (chance(0.5) ? uniform(0.0, 0.5) : 0.0);
   for (std::size_t j = 0; j < 7; ++j) {
     c.omega_rad_s[j] = uniform(1.0, 4.0);
     c.amplitude_rad[j] = uniform(0.0, 0.6) / (c.omega_rad_s[j] * c.omega_rad_s[j]);
-  }
-  // Start the curve where the command is at its own t0 shift: the offset the stream must catch up.
-  const JointArray now = c.at(time_s_);
-  for (std::size_t j = 0; j < 7; ++j) {
-    c.q0[j] += q0[j] - now[j];
   }
   return c;
 }
@@ -555,9 +550,6 @@ void Rig::act() {
       note("cancel " + std::to_string(last_goal_));
     }
   } else if (dice < 0.42) {  // open a stream
-    // Off unless JTAC_MODE_FUZZ_STREAMS=1: a stream's first inputs, and an input after a brake, are
-    // joined by short quintics in this build (no catch-up blend yet) and break the acceleration
-    // invariant by design; the streams' hand-overs are tested in test/loop/test_handover_lockstep.py.
     if (!jtac_runs() || !streams_enabled_) {
       return;
     }
@@ -685,8 +677,8 @@ std::uint32_t Rig::run(std::uint64_t seed, std::string& why) {
     const int packets = 5 + static_cast<int>(random_() % 120);
     const bool chunks = seed % 2 == 0;
     for (int done = 0; done < packets && !::testing::Test::HasFatalFailure(); done += 8) {
-      // The sender starts once the stream runs (the hand-over done), from its command at rest: a
-      // target already moving when a stream opens needs a catch-up blend, not in this build.
+      // The sender starts once the stream runs (the hand-over done), from the command at rest or on a
+      // motion already under way (random_curve).
       if (stream_ != nullptr && !curve_ready_ && loop_->active_law() == stream_ && !loop_->handing_over()) {
         LoopSnapshot s;
         loop_->snapshot(s);

@@ -140,6 +140,11 @@ class ChunkStream {
   /// update() takes them).
   void reset(const JointArray& q_rad, double time_s) noexcept;
 
+  /// Controller thread: brakes to rest from `from` (a command's state) at `time_s` [s] instead of the
+  /// future (a command that is not on the stream: catch_up.hpp); it replaces the brake under way,
+  /// counted as that one is.
+  void brake_from(const StreamSample& from, double time_s) noexcept;
+
   /// Controller thread: drops the inputs not yet taken.
   void drop_inputs() noexcept;
 
@@ -157,6 +162,20 @@ class ChunkStream {
       }
     }
   }
+
+  /// Stop accelerations in force [rad/s²].
+  JointArray stop_accelerations() const noexcept {
+    JointArray a{};
+    for (int i = 0; i < kNumJoints; ++i) {
+      a[static_cast<std::size_t>(i)] = stop_limits_[i];
+    }
+    return a;
+  }
+
+  /// Whether the command at `time_s` [s] is in a join (a blend into a chunk, the quintic to a chunk's
+  /// or a first target's point, the first targets of a stream, whose derivatives lean on the join
+  /// point, a late target's join) rather than on the input's own curve.
+  bool joining(double time_s) const noexcept { return time_s < join_end_s_; }
 
   /// Controller thread: takes the inputs that arrived and gives the command at `time_s` [s]
   /// (non-decreasing from call to call).
@@ -244,6 +263,7 @@ class ChunkStream {
   JointVector stop_limits_ = JointVector::Zero(kNumJoints);
   bool brake_counted_ = true;  // the brake that starts at brake_start_s_ is counted (or was a rest)
   double last_input_s_ = 0.0;
+  double join_end_s_ = 0.0;  // the command is in a join before this time
 
   // Single targets: the last three placed, the sender's interval and jitter.
   static constexpr int kHistory = 3;

@@ -9,6 +9,11 @@
 // inputs stop (run out, timeout) or a chunk arrives stale the command brakes to rest within the stop
 // accelerations.
 //
+// Where the stream joins an input from its own state (a stream opened on a motion already under way,
+// a first target ahead of the arm, a chunk far off the last), the join may need more acceleration than
+// a stop would use: the command then catches up with the stream within the stop accelerations
+// (catch_up.hpp) and follows it exactly once on it; counted in catch_ups().
+//
 // The controller clock for senders: controller_time_s() maps the host's steady clock (Python's
 // time.monotonic()) onto the controller time, a line (offset and rate) fitted to the cycles the law
 // ran (clock_map.hpp) — so a sender stamps its targets and names its observations in the loop's own
@@ -34,6 +39,7 @@
 #include <span>
 #include <string>
 
+#include "jtac_loop/catch_up.hpp"
 #include "jtac_loop/chunk_stream.hpp"
 #include "jtac_loop/clock_map.hpp"
 #include "jtac_loop/control_law.hpp"
@@ -80,8 +86,10 @@ class StreamLaw final : public ControlLaw {
                       LawOutput& out) noexcept override;
   /// Closing: inputs in flight and later ones are dropped and the command brakes to rest.
   void begin_handover(double time_s) noexcept override;
-  /// The stream holds (nothing in force, at rest).
-  bool at_rest() const noexcept override { return stream_.state() == StreamState::kHolding; }
+  /// The stream holds (nothing in force, at rest) and the command is on it.
+  bool at_rest() const noexcept override {
+    return stream_.state() == StreamState::kHolding && !catch_up_.catching_up();
+  }
   void set_stop_accelerations(const JointArray& a_rad_s2) noexcept override {
     stream_.set_stop_accelerations(a_rad_s2);
   }
@@ -103,6 +111,9 @@ class StreamLaw final : public ControlLaw {
   std::uint64_t targets_refused() const noexcept { return stream_.refused(); }
   std::uint64_t stale_chunks() const noexcept { return stream_.stale_chunks(); }
   std::uint64_t brakes() const noexcept { return stream_.brakes(); }
+  /// Times the command caught up with the stream within the stop accelerations (catch_up.hpp): a
+  /// join that needed more, e.g. a stream opened on a motion already under way.
+  std::uint64_t catch_ups() const noexcept { return catch_up_.catch_ups(); }
   /// True while no input is in force (none since activation, braking or braked to rest).
   bool holding() const noexcept { return stream_.state() != StreamState::kFollowing; }
   StreamState state() const noexcept { return stream_.state(); }
@@ -118,6 +129,8 @@ class StreamLaw final : public ControlLaw {
   ResultCode stop_code() const noexcept { return stop_code_.load(std::memory_order_acquire); }
 
  private:
+  // The stream's command at time_s into sample_, caught up with where it needs more than allowed.
+  void follow(double time_s) noexcept;
   void fill_plain(const DeviceState& state, LawOutput& out) noexcept;
 
   ChunkStream stream_;
@@ -125,6 +138,7 @@ class StreamLaw final : public ControlLaw {
   AdmittanceGoal admittance_;  // validated at construction
   std::string warning_;
   std::atomic<ResultCode> stop_code_{ResultCode::kSuccessful};
+  CatchUp catch_up_;
   StreamSample sample_{};
   JointArray q_cmd_{};
   bool active_ = false;
