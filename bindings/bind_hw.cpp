@@ -648,6 +648,9 @@ void bind_hw(py::module_& m) {
       .def_property_readonly("targets_refused", &jtac::loop::StreamLaw::targets_refused)
       .def_property_readonly("stale_chunks", &jtac::loop::StreamLaw::stale_chunks)
       .def_property_readonly("brakes", &jtac::loop::StreamLaw::brakes)
+      .def_property_readonly("catch_ups", &jtac::loop::StreamLaw::catch_ups,
+                             "Times the command caught up with the stream within the stop accelerations "
+                             "(catch_up.hpp)")
       .def_property_readonly("state", &jtac::loop::StreamLaw::state)
       .def_property_readonly(
           "target_delay_s", [](const jtac::loop::StreamLaw& law) { return law.stream().target_delay_s(); },

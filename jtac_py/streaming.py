@@ -193,6 +193,13 @@ class Stream:
         return self._law.late_targets
 
     @property
+    def catch_ups(self) -> int:
+        """Times the command caught up with the stream within the stop accelerations because joining
+        it directly needed more: a stream opened on a motion already under way, a first target ahead
+        of the arm, an input after a brake (docs/python_api.md, switching rule 2)."""
+        return self._law.catch_ups
+
+    @property
     def holding(self) -> bool:
         """True while no target is in force (none yet, or the stream timed out)."""
         return self._law.holding

@@ -117,6 +117,63 @@ def test_closing_a_moving_stream_brakes_to_rest_and_the_next_goal_and_tare_are_a
     assert c._loop.packets > packets
 
 
+@pytest.mark.parametrize("kind", ["targets", "chunks"])
+def test_a_stream_opened_on_a_motion_under_way_catches_up_within_the_stop_accelerations(c, kind):
+    # A policy whose motion is under way when the stream opens (0.3 rad/s on joint 4, 0.1 rad off the
+    # held command): the command catches up within the stop acceleration, the limiter stays idle, and
+    # the command is then on the policy's motion; closed while it catches up, it brakes within them too.
+    stream = c.stream()
+    c.step(20)
+    q0 = np.array(c.state.q_cmd)
+    t_open = stream.now()
+    limited = _limited(c)
+
+    def policy(t):
+        q = q0.copy()
+        q[3] += 0.1 + 0.3 * (t - t_open)  # already 0.1 rad on, at 0.3 rad/s
+        return q
+
+    with c.record(["time", "q_cmd", "dq_cmd"]) as rec:
+        for k in range(250):  # 2 s
+            now = stream.now()
+            if kind == "targets":
+                stream.send(policy(now), sampled_at_s=now)
+            elif k % 12 == 0:  # 10 Hz chunks of 16 points 20 ms apart (about)
+                times = 0.02 * np.arange(16)
+                stream.send_chunk(times, np.array([policy(now + t) for t in times]), observed_at_s=now)
+            c.step(8)
+    data = rec.data()
+    assert stream.catch_ups >= 1
+    assert _peak_acceleration(data) <= STOP_ACC * (1 + 1e-6)
+    assert _limited(c) == limited
+    # On the motion: at its speed, and within a target's delay of it.
+    assert data["dq_cmd"][-1][3] == pytest.approx(0.3, abs=1e-3)
+    lag_s = stream.target_delay_s if kind == "targets" else 0.0
+    assert data["q_cmd"][-1][3] == pytest.approx(policy(data["time"][-1] - lag_s)[3], abs=3e-3)
+    stream.close()
+    assert _speed(c) == 0.0 and _limited(c) == limited
+
+
+def test_closing_a_stream_while_it_catches_up_brakes_within_the_stop_accelerations(c):
+    stream = c.stream()
+    c.step(20)
+    q0 = np.array(c.state.q_cmd)
+    t_open = stream.now()
+    limited = _limited(c)
+    with c.record(["time", "dq_cmd"]) as rec:
+        for _ in range(10):  # 80 ms: still catching up with a 0.5 rad/s motion
+            now = stream.now()
+            q = q0.copy()
+            q[0] += 0.5 * (now - t_open + 0.2)
+            stream.send(q, sampled_at_s=now)
+            c.step(8)
+        assert stream.catch_ups == 1 and _speed(c) > 0.01
+        stream.close()
+        assert _speed(c) == 0.0
+    assert _peak_acceleration(rec.data()) <= STOP_ACC * (1 + 1e-6)
+    assert _limited(c) == limited
+
+
 def test_use_law_none_while_the_law_moves_brakes_to_rest_and_goals_follow(c, swing):
     with c.record(["time", "dq_cmd"]) as rec:
         c.use_law(swing, [0.1, 3.0, 3.0, 0.0, 0.0])
