@@ -443,6 +443,64 @@ def test_jtac_125_hz_stream_survives_1_percent_loss_each_way(franka_sim):
     assert taken > 400
 
 
+def _stream_quintic_mid_motion(controller, kind: str, move_s: float = 4.0) -> tuple[int, int]:
+    """Opens a stream with the arm at rest while the sender's quintic is already 1 s in and moving
+    (0.13–0.28 rad/s), closes it 2 s later while it still moves; 125 Hz single targets or a 10 Hz
+    policy's 16-point chunks. Returns (inputs taken, catch-ups)."""
+    q0 = np.asarray(controller.state.q_cmd)
+
+    def quintic(t_s: float) -> np.ndarray:
+        s = min(max(t_s / move_s, 0.0), 1.0)
+        return q0 + JTAC_DELTA_RAD * (10 * s**3 - 15 * s**4 + 6 * s**5)
+
+    with controller.stream() as stream:
+        tc0 = stream.now() - 1.0  # the sender's motion began 1 s ago
+        next_send = time.monotonic()
+        k = 0
+        while (tc := stream.now()) - tc0 < 3.0 and controller.hardware_error is None:
+            if kind == "targets":
+                stream.send(quintic(tc - tc0), sampled_at_s=tc)
+            elif k % 12 == 0:
+                times = 0.02 * np.arange(16)
+                stream.send_chunk(times, np.array([quintic(tc - tc0 + t) for t in times]), observed_at_s=tc)
+            k += 1
+            next_send += 1.0 / 125.0
+            time.sleep(max(0.0, next_send - time.monotonic()))
+        taken = stream.targets_taken + stream.chunks_taken
+        catch_ups = stream.catch_ups
+    return taken, catch_ups  # the with block closed it, moving: a brake within stop_accelerations
+
+
+@pytest.mark.parametrize("kind", ["targets", "chunks"])
+@pytest.mark.franka_sim(probe=True, faults="loss=1% seed=5")
+def test_a_stream_opened_and_closed_mid_motion_survives_1_percent_loss_each_way(franka_sim, kind):
+    # Both hand-overs of a stream, robot side: opened on a motion under way, the command catches up
+    # within stop_accelerations (catch_up.hpp) instead of jumping onto it; closed while it moves, it
+    # brakes within them. Neither leaves the hardware limiter a step to shape, so a command lost on the
+    # wire there finds nothing the robot could reject.
+    arm, c = _jtac(franka_sim)
+    try:
+        taken, catch_ups = _stream_quintic_mid_motion(c, kind)
+        counters = c.timing()["hardware"]
+        error = c.hardware_error
+    finally:
+        c.stop()
+        arm.close()
+    events = franka_sim.probe_events()
+    (cycles,) = commands_lost(events)
+    print(
+        f"jtac {kind} stream opened and closed mid-motion under {franka_sim.faults!r}: {taken} inputs, "
+        f"{catch_ups} catch-up(s); robot: {cycles.lost} of {cycles.cycles} cycles lost; jtac: limiter "
+        f"activations {counters['limiter_activations']}; error {error!r}"
+    )
+    if _robot_reflexes(events) or error is not None:
+        print(_trace_report(c, rows=60))
+    assert _robot_reflexes(events) == [], _robot_reflexes(events)
+    assert error is None, error
+    assert catch_ups >= 1
+    assert taken > (200 if kind == "targets" else 15)
+
+
 @pytest.mark.franka_sim(probe=True, faults="outage=30ms@0.7s")
 def test_jtac_goal_ends_with_the_robots_reflex_after_a_30_ms_outage(franka_sim):
     """30 ms without a datagram is more than 20 lost cycles: the robot stops the motion (a bare loop's
