@@ -26,9 +26,9 @@ Clients, each in a process of its own (a reflex or a hang stays there):
             arrived smooth
     stream-mid, chunks-mid
             the same opened on the target already moving (1 s into the quintic) and closed while it
-            still moves (3 s in): the hand-overs at both ends (a catch-up blend from rest, a brake to
-            rest within stop_accelerations); the single targets' lag (target_delay_s) at mid-run and
-            at the end
+            still moves (3 s in): the hand-overs at both ends (a catch-up from rest and a brake to
+            rest, both within stop_accelerations); the single targets' lag (target_delay_s) at
+            mid-run and at the end
 
 Per run: franka-sim's abort reason (the probe's motion_end), the client's outcome (goal result or
 libfranka's exception), the peak tracking error |reference − measured q| (bare: the quintic at the robot

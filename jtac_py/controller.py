@@ -459,7 +459,7 @@ class Controller:
         between goals, streams and laws"): a goal still moving brakes to rest within
         stop_accelerations and ends ABORTED (INVALID_STATE, "handed over ... a stream was opened"; a
         goal already braking for a cancel ends CANCELED), then the stream starts from that command at
-        rest and joins its first inputs with a catch-up blend within stop_accelerations. Inputs sent
+        rest and catches up with its first inputs within stop_accelerations. Inputs sent
         meanwhile are taken at the stream's first cycle. Goals, tares and time_scale changes are
         refused while the stream is open.
 

@@ -228,9 +228,9 @@ class Stream:
 
     def brake(self) -> None:
         """Brakes to rest now, within the controller's stop_accelerations, and drops the inputs not yet
-        taken; the stream stays open and follows the next input sent after this call (joined from
-        rest with the catch-up blend). Never waits: the next controller cycle already brakes. For a
-        teleoperation dead-man switch or a policy that lost its observation."""
+        taken; the stream stays open and follows the next input sent after this call (from rest,
+        caught up within stop_accelerations). Never waits: the next controller cycle already brakes.
+        For a teleoperation dead-man switch or a policy that lost its observation."""
         self._check_open()
         self._law.request_brake()
 
