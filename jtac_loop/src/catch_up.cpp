@@ -104,6 +104,23 @@ bool CatchUp::ease(double time_s, StreamSample& out) noexcept {
   return eased;
 }
 
+void CatchUp::hermite(const StreamSample& a, const StreamSample& b, double s, double span_s,
+                      StreamSample& out) noexcept {
+  const double s2 = s * s;
+  const double s3 = s2 * s;
+  for (std::size_t j = 0; j < out.q_rad.size(); ++j) {
+    const double q0 = a.q_rad[j];
+    const double q1 = b.q_rad[j];
+    const double v0 = a.dq_rad_s[j] * span_s;  // tangents in the unit parameter
+    const double v1 = b.dq_rad_s[j] * span_s;
+    out.q_rad[j] =
+        (2 * s3 - 3 * s2 + 1) * q0 + (s3 - 2 * s2 + s) * v0 + (-2 * s3 + 3 * s2) * q1 + (s3 - s2) * v1;
+    out.dq_rad_s[j] =
+        ((6 * s2 - 6 * s) * (q0 - q1) + (3 * s2 - 4 * s + 1) * v0 + (3 * s2 - 2 * s) * v1) / span_s;
+    out.ddq_rad_s2[j] = ((12 * s - 6) * (q0 - q1) + (6 * s - 4) * v0 + (6 * s - 2) * v1) / (span_s * span_s);
+  }
+}
+
 bool CatchUp::on(const StreamSample& ref) const noexcept {
   for (std::size_t j = 0; j < ref.q_rad.size(); ++j) {
     if (!(std::abs(command_.q_rad[j] - ref.q_rad[j]) <= kOnReferenceRad) ||
@@ -138,13 +155,30 @@ void CatchUp::update(double time_s, CatchUpBound kind, const JointArray& stop_ac
     catching_up_ = true;
     catch_ups_.fetch_add(1, std::memory_order_relaxed);
   }
-  for (std::size_t j = 0; j < ref.q_rad.size(); ++j) {
-    track(ref, dt_s, kind, stop_accelerations_rad_s2[j], j);
-  }
-  reference_ = ref;
-  if (on(ref)) {
-    catching_up_ = false;
-    command_ = ref;
+  // One step per controller period: a cycle that comes late (states lost, the thread late) gives the
+  // command the cycles in between would have given, so that it stays what the hardware thread
+  // extrapolated from the last one (the reference in between: the cubic Hermite through its two
+  // samples).
+  const StreamSample from = reference_;
+  const int steps = std::max(1, static_cast<int>(std::lround(dt_s / config_.period_s)));
+  const double step_s = dt_s / steps;
+  for (int k = 1; k <= steps; ++k) {
+    StreamSample r = ref;
+    if (k < steps) {
+      hermite(from, ref, static_cast<double>(k) / steps, dt_s, r);
+    }
+    if (catching_up_) {
+      for (std::size_t j = 0; j < r.q_rad.size(); ++j) {
+        track(r, step_s, kind, stop_accelerations_rad_s2[j], j);
+      }
+      if (on(r)) {
+        catching_up_ = false;
+      }
+    }
+    reference_ = r;
+    if (!catching_up_) {
+      command_ = r;
+    }
   }
   ref = command_;
 }

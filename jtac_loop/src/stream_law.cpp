@@ -14,14 +14,26 @@ ChunkStreamConfig stream_config(double controller_period_s) noexcept {
   return config;
 }
 
+CatchUpConfig catch_up_config(double controller_period_s) noexcept {
+  CatchUpConfig config;
+  config.period_s = controller_period_s;
+  return config;
+}
+
 }  // namespace
 
 StreamLaw::StreamLaw(double controller_period_s) : StreamLaw(stream_config(controller_period_s)) {}
 
-StreamLaw::StreamLaw(const ChunkStreamConfig& config) : stream_(config), clock_(config.controller_period_s) {}
+StreamLaw::StreamLaw(const ChunkStreamConfig& config)
+    : stream_(config),
+      catch_up_(catch_up_config(config.controller_period_s)),
+      clock_(config.controller_period_s) {}
 
 StreamLaw::StreamLaw(const ChunkStreamConfig& config, JtacLaw& jtac, const JtacGoal& admittance)
-    : stream_(config), jtac_(&jtac), clock_(config.controller_period_s) {
+    : stream_(config),
+      jtac_(&jtac),
+      catch_up_(catch_up_config(config.controller_period_s)),
+      clock_(config.controller_period_s) {
   if (std::string e = jtac.controller().prepare_admittance(admittance, admittance_, warning_); !e.empty()) {
     throw std::invalid_argument(e);
   }

@@ -414,6 +414,32 @@ def _stream_quintic(controller, move_s: float = 4.0, rate_hz: float = 125.0) -> 
         return stream.targets_taken
 
 
+def _stream_without_a_reflex(sim, label: str, run):
+    """`run(controller)` on a fresh FrankaArm + Controller under the sim's faults; prints what the robot
+    and jtac counted, asserts no reflex and no hardware error (printing the last packets otherwise);
+    returns what `run` returned."""
+    arm, c = _jtac(sim)
+    try:
+        outcome = run(c)
+        counters = c.timing()["hardware"]
+        error = c.hardware_error
+    finally:
+        c.stop()
+        arm.close()
+    events = sim.probe_events()
+    (cycles,) = commands_lost(events)
+    print(
+        f"jtac {label} under {sim.faults!r}: {outcome}; robot: {cycles.lost} of {cycles.cycles} cycles "
+        f"lost; jtac: anomalous ticks {counters['anomalous_ticks']}, limiter activations "
+        f"{counters['limiter_activations']}; error {error!r}"
+    )
+    if _robot_reflexes(events) or error is not None:
+        print(_trace_report(c, rows=60))
+    assert _robot_reflexes(events) == [], _robot_reflexes(events)
+    assert error is None, error
+    return outcome
+
+
 @pytest.mark.franka_sim(probe=True, faults="loss=1% seed=3")
 def test_jtac_125_hz_stream_survives_1_percent_loss_each_way(franka_sim):
     # The stream's reconstruction (StreamLaw) runs on the robot's time: a cycle after a lost state
@@ -421,31 +447,13 @@ def test_jtac_125_hz_stream_survives_1_percent_loss_each_way(franka_sim):
     # runs unevenly against it, so targets reach the loop early or late against their stamps: each
     # keeps its own time and the placement delay grows as a smooth time warp (ChunkStream), so the
     # command reaches the limiter C² and a lost command finds nothing for the robot to reject.
-    arm, c = _jtac(franka_sim)
-    try:
-        taken = _stream_quintic(c)
-        counters = c.timing()["hardware"]
-        error = c.hardware_error
-    finally:
-        c.stop()
-        arm.close()
-    events = franka_sim.probe_events()
-    (cycles,) = commands_lost(events)
-    print(
-        f"jtac 125 Hz stream under {franka_sim.faults!r}: {taken} targets; robot: {cycles.lost} of "
-        f"{cycles.cycles} cycles lost; jtac: anomalous ticks {counters['anomalous_ticks']}, limiter "
-        f"activations {counters['limiter_activations']}; error {error!r}"
-    )
-    if _robot_reflexes(events) or error is not None:
-        print(_trace_report(c, rows=60))
-    assert _robot_reflexes(events) == [], _robot_reflexes(events)
-    assert error is None, error
+    taken = _stream_without_a_reflex(franka_sim, "125 Hz stream", _stream_quintic)
     assert taken > 400
 
 
 def _stream_quintic_mid_motion(controller, kind: str, move_s: float = 4.0) -> tuple[int, int]:
     """Opens a stream with the arm at rest while the sender's quintic is already 1 s in and moving
-    (0.13–0.28 rad/s), closes it 2 s later while it still moves; 125 Hz single targets or a 10 Hz
+    (0.08 rad/s on joint 7), closes it 2 s later while it still moves (0.08 rad/s again); 125 Hz single targets or a 10 Hz
     policy's 16-point chunks. Returns (inputs taken, catch-ups)."""
     q0 = np.asarray(controller.state.q_cmd)
 
@@ -478,25 +486,11 @@ def test_a_stream_opened_and_closed_mid_motion_survives_1_percent_loss_each_way(
     # within stop_accelerations (catch_up.hpp) instead of jumping onto it; closed while it moves, it
     # brakes within them. Neither leaves the hardware limiter a step to shape, so a command lost on the
     # wire there finds nothing the robot could reject.
-    arm, c = _jtac(franka_sim)
-    try:
-        taken, catch_ups = _stream_quintic_mid_motion(c, kind)
-        counters = c.timing()["hardware"]
-        error = c.hardware_error
-    finally:
-        c.stop()
-        arm.close()
-    events = franka_sim.probe_events()
-    (cycles,) = commands_lost(events)
-    print(
-        f"jtac {kind} stream opened and closed mid-motion under {franka_sim.faults!r}: {taken} inputs, "
-        f"{catch_ups} catch-up(s); robot: {cycles.lost} of {cycles.cycles} cycles lost; jtac: limiter "
-        f"activations {counters['limiter_activations']}; error {error!r}"
+    taken, catch_ups = _stream_without_a_reflex(
+        franka_sim,
+        f"{kind} stream opened and closed mid-motion",
+        lambda c: _stream_quintic_mid_motion(c, kind),
     )
-    if _robot_reflexes(events) or error is not None:
-        print(_trace_report(c, rows=60))
-    assert _robot_reflexes(events) == [], _robot_reflexes(events)
-    assert error is None, error
     assert catch_ups >= 1
     assert taken > (200 if kind == "targets" else 15)
 

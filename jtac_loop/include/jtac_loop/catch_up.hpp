@@ -19,9 +19,11 @@
 // bound, so the command never runs away, whatever r does. The error is integrated on r's own sampled
 // motion (c = r + e), so a smooth r is followed exactly and e decays to zero; a step or a kink of r
 // (more than kRebaseRad off the trapezoid of its velocities over a cycle) becomes error instead of
-// motion. Catching up ends when every joint is within kOnReferenceRad and kOnReferenceRadS of r: the
-// step to r is then below any bound (1 nrad in 1 ms is 1 µrad/s). A stream opened on a 0.5 rad/s
-// motion at a = 5 rad/s² is on it after about 1 s.
+// motion. A cycle that comes several periods late (states lost) is caught up in steps of one period
+// along the cubic Hermite through the reference's two samples, so the command is the one the cycles in
+// between would have given (what the hardware thread extrapolated meanwhile). Catching up ends when every
+// joint is within kOnReferenceRad and kOnReferenceRadS of r: the step to r is then below any bound (1 nrad in
+// 1 ms is 1 µrad/s). A stream opened on a 0.5 rad/s motion at a = 5 rad/s² is on it after about 1 s.
 //
 // Real-time: reset() and update() on the controller thread, noexcept, no allocation; catch_ups() from
 // any thread.
@@ -50,6 +52,8 @@ struct CatchUpConfig {
   double max_speed_rad_s = 1.0;
   /// Most change of the commanded acceleration while catching up [rad/s³] (the FR3 allows 5000).
   double jerk_rad_s3 = 1000.0;
+  /// The controller period [s]: a later cycle is caught up in steps of it.
+  double period_s = 0.001;
 };
 
 /// Passes a reference through, or catches up with it within bounds (see the top of this file).
@@ -95,6 +99,9 @@ class CatchUp {
   // One cycle of the tracking law on joint j.
   void track(const StreamSample& ref, double dt_s, CatchUpBound kind, double a, std::size_t j) noexcept;
   bool on(const StreamSample& ref) const noexcept;
+  // The cubic Hermite through samples a and b, span_s apart, at fraction s ∈ [0, 1].
+  static void hermite(const StreamSample& a, const StreamSample& b, double s, double span_s,
+                      StreamSample& out) noexcept;
 
   CatchUpConfig config_;
   StreamSample command_{};
