@@ -39,7 +39,7 @@ bool CatchUp::fits(const StreamSample& ref, double dt_s, CatchUpBound kind,
     if (!(std::abs(accel) <= bound) || !(std::abs(off_trapezoid) <= 0.5 * bound * dt_s * dt_s)) {
       return false;
     }
-    // A join (or a hold) changes the acceleration within the catch-up's jerk: a short join from a
+    // A join changes the acceleration within the catch-up's jerk: a short join from a
     // brake under way steps it by more (the limiter's business otherwise).
     if (kind == CatchUpBound::kStop &&
         !(std::abs(accel - accel_rad_s2_[j]) <= config_.jerk_rad_s3 * dt_s * (1.0 + kRelativeSlack))) {

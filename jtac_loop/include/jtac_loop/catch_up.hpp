@@ -8,22 +8,24 @@
 // reference r stays within bounds it passes r through unchanged (bit for bit); when r would need more
 // it follows r with a tracking law instead, and passes r through again once it is on r.
 //
-// Bounds, per joint, a = the stop acceleration in force (CatchUpBound): in a join of the stream, a,
-// and the acceleration changing by at most the jerk below per cycle; in its brake or at rest, the
-// brake's own deceleration (a brake keeps the stop accelerations it began with); on the input's
-// own curve (whose accelerations are the sender's business), a quarter
+// Bounds, per joint, a = the stop acceleration in force (CatchUpBound): in a join of the stream, a
+// (or the acceleration the command already had, when more), changing by at most the jerk below per
+// cycle; in its brake or at rest, the brake's own deceleration (a brake keeps the stop accelerations
+// it began with); on the input's own curve (whose accelerations are the sender's business), a quarter
 // of a more than the curve's own acceleration. The tracking law, with e = c − r and ė = ċ − ṙ:
-//   ė* = −sign(e)·min(λ|e|, √(a|e|), v_max)       the approach: linear near r, decelerating at a/2 far off
+//   ė* = −sign(e)·min(λ|e|, √(a|e|), v_max)   the approach: linear near r, decelerating at a/2 far off
 //   c̈  = clamp(r̈ + 4λ·(ė* − ė), ±bound), changing by at most jerk·dt per cycle
 // Near r this is critically damped (e decays as (1 + 2λt)·e^(−2λt)); far off, c̈ stays within the
 // bound, so the command never runs away, whatever r does. The error is integrated on r's own sampled
 // motion (c = r + e), so a smooth r is followed exactly and e decays to zero; a step or a kink of r
 // (more than kRebaseRad off the trapezoid of its velocities over a cycle) becomes error instead of
 // motion. A cycle that comes several periods late (states lost) is caught up in steps of one period
-// along the cubic Hermite through the reference's two samples, so the command is the one the cycles in
-// between would have given (what the hardware thread extrapolated meanwhile). Catching up ends when every
-// joint is within kOnReferenceRad and kOnReferenceRadS of r: the step to r is then below any bound (1 nrad in
-// 1 ms is 1 µrad/s). A stream opened on a 0.5 rad/s motion at a = 5 rad/s² is on it after about 1 s.
+// along the cubic Hermite through the reference's two samples: the command is the one the cycles in
+// between would have given (what the hardware thread extrapolated meanwhile). Catching up ends when
+// every joint is within kOnReferenceRad and kOnReferenceRadS of r: the step to r is then below any
+// bound (1 nrad in 1 ms is 1 µrad/s). A stream opened on a 0.5 rad/s motion at a = 5 rad/s² is on it
+// after about 1 s. ease() brings the acceleration to zero at the jerk (before a brake from the
+// command's own state: StreamLaw).
 //
 // Real-time: reset() and update() on the controller thread, noexcept, no allocation; catch_ups() from
 // any thread.
