@@ -453,8 +453,8 @@ def test_jtac_125_hz_stream_survives_1_percent_loss_each_way(franka_sim):
 
 def _stream_quintic_mid_motion(controller, kind: str, move_s: float = 4.0) -> tuple[int, int]:
     """Opens a stream with the arm at rest while the sender's quintic is already 1 s in and moving
-    (0.08 rad/s on joint 7), closes it 2 s later while it still moves (0.08 rad/s again); 125 Hz single targets or a 10 Hz
-    policy's 16-point chunks. Returns (inputs taken, catch-ups)."""
+    (0.08 rad/s on joint 7), closes it 2 s later while it still moves (0.08 rad/s again); 125 Hz
+    single targets or a 10 Hz policy's 16-point chunks. Returns (inputs taken, catch-ups)."""
     q0 = np.asarray(controller.state.q_cmd)
 
     def quintic(t_s: float) -> np.ndarray:
