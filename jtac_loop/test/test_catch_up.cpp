@@ -29,7 +29,7 @@ constexpr double kT = 0.001;
 constexpr double kStopAccelerationRadS2 = 2.0;
 
 // The sender's motion: joints 1, 4 and 6 swing as home + A(1 − cos ωt), already under way at t = 0
-// when `moving` (t0 = −0.6 s: 0.27–0.38 rad/s at the open), at rest otherwise. Peak acceleration
+// when `moving` (t0 = −0.6 s: 0.28–0.35 rad/s at the open), at rest otherwise. Peak acceleration
 // A·ω² ≤ 0.7 rad/s².
 JointArray motion(double t_s, bool moving) {
   const double tau = t_s + (moving ? 0.6 : 0.0);
@@ -149,10 +149,10 @@ void send_target(StreamLaw& law, int tick, bool moving) {
 
 }  // namespace
 
-// A stream opened while the policy's motion is under way (0.27–0.38 rad/s, the arm at rest): the
-// join alone would need ~8 rad/s² (chunks) or far more (targets); the command catches up within the
-// stop acceleration, with bounded jerk, and is then exactly on the stream. Opened at rest on the same
-// motion, nothing is caught up and the command is the stream's own.
+// A stream opened while the policy's motion is under way (0.28–0.35 rad/s, the arm at rest): the
+// join alone would need ~13 rad/s² (chunks: 3.75·v over the 0.1 s blend) or more (targets); the command
+// catches up within the stop acceleration, with bounded jerk, and is then exactly on the stream. Opened at
+// rest on the same motion, nothing is caught up and the command is the stream's own.
 TEST(CatchUp, AStreamOpenedOnAMotionUnderWayCatchesUpWithinTheStopAcceleration) {
   for (const bool chunks : {true, false}) {
     SCOPED_TRACE(chunks ? "10 Hz chunks" : "125 Hz targets");

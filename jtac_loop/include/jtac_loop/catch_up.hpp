@@ -3,7 +3,7 @@
 // A stream's command (chunk_stream.hpp) is C² within itself, but where it joins a new input from its
 // own state — a stream opened while the policy's motion is already under way, a first target ahead
 // of the arm, a chunk far off the one before — the join may ask for far more acceleration than a stop
-// would use (a rest-to-0.5 rad/s join over a 0.1 s blend: ~9 rad/s²), and the hardware limiter then
+// would use (from rest onto 0.5 rad/s over a 0.1 s blend: 2·1.875·0.5/0.1 ≈ 19 rad/s²), and the limiter
 // works at its own bounds, where one lost packet is a reflex. CatchUp sits after the stream: while the
 // reference r stays within bounds it passes r through unchanged (bit for bit); when r would need more
 // it follows r with a tracking law instead, and passes r through again once it is on r.
@@ -23,9 +23,9 @@
 // along the cubic Hermite through the reference's two samples: the command is the one the cycles in
 // between would have given (what the hardware thread extrapolated meanwhile). Catching up ends when
 // every joint is within kOnReferenceRad and kOnReferenceRadS of r: the step to r is then below any
-// bound (1 nrad in 1 ms is 1 µrad/s). A stream opened on a 0.5 rad/s motion at a = 5 rad/s² is on it
-// after about 1 s. ease() brings the acceleration to zero at the jerk (before a brake from the
-// command's own state: StreamLaw).
+// bound (1 nrad in 1 ms is 1 µrad/s). A stream opened on a 0.28–0.35 rad/s motion at a = 2 rad/s² is
+// on it within 2 s (test_catch_up.cpp). ease() brings the acceleration to zero at the jerk (before
+// a brake from the command's own state: StreamLaw).
 //
 // Real-time: reset() and update() on the controller thread, noexcept, no allocation; catch_ups() from
 // any thread.
