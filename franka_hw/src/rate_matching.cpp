@@ -217,6 +217,9 @@ RateMatcher::RateMatcher(const RateMatcherConfig& config) noexcept : config_(con
   if (!(config_.hold_after_intervals >= 1.0)) {
     config_.hold_after_intervals = 1.0;
   }
+  if (!(config_.hold_after_min_s >= 0.0) || !std::isfinite(config_.hold_after_min_s)) {
+    config_.hold_after_min_s = 0.0;
+  }
   if (!(config_.initial_interval_s >= config_.period_s)) {
     config_.initial_interval_s = config_.period_s;
   }
@@ -332,7 +335,7 @@ void RateMatcher::next(RateTarget& target, std::uint64_t periods) noexcept {
   since_sample_ += since_sample_ == 0 ? 1 : periods;
   const double k = static_cast<double>(since_sample_);
   const double T = config_.period_s;
-  if (k > config_.hold_after_intervals * delay_packets_) {
+  if (k > std::max(config_.hold_after_intervals * delay_packets_, config_.hold_after_min_s / T)) {
     holding_ = true;
     target.hold = true;
     return;

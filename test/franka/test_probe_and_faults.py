@@ -410,7 +410,10 @@ def _stream_quintic(controller, move_s: float = 4.0, rate_hz: float = 125.0) -> 
             stream.send(q0 + JTAC_DELTA_RAD * (10 * s**3 - 15 * s**4 + 6 * s**5), sampled_at_s=tc)
             next_send += 1.0 / rate_hz
             time.sleep(max(0.0, next_send - time.monotonic()))
-        print(f"stream: {stream.late_targets} late targets, delay {stream.target_delay_s * 1e3:.1f} ms")
+        print(
+            f"stream: {stream.late_targets} late targets, delay {stream.target_delay_s * 1e3:.1f} ms, "
+            f"{stream.catch_ups} catch-up(s)"
+        )
         return stream.targets_taken
 
 

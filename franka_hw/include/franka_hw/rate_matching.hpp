@@ -186,8 +186,15 @@ bool is_finite(const CommandSample& sample) noexcept;
 struct RateMatcherConfig {
   /// The device period T [s].
   double period_s = 0.001;
-  /// Hold (brake to rest) when no sample came for this many measured controller intervals.
+  /// Hold (brake to rest) when no sample came for this many measured controller intervals, and for
+  /// at least hold_after_min_s.
   double hold_after_intervals = 2.0;
+  /// The shortest time without a sample before a hold [s]: a 1 kHz controller thread that a loaded
+  /// host holds up 2–3 ms goes on along the reconstruction instead of making the reference brake at
+  /// the limiter's bounds and catch up again when its samples resume (on franka-sim under 1 % loss:
+  /// the limiter at its jerk bound for ~30 packets, then a reflex). 10 ms of constant acceleration
+  /// past the last sample is what a 125 Hz controller's 2 D = 16 ms already allows.
+  double hold_after_min_s = 0.01;
   /// Interval assumed for the first sample (nothing measured yet) [s].
   double initial_interval_s = 0.008;
   /// Weight of each new interval in the smoothed controller interval D (1: the last one only).
@@ -229,8 +236,9 @@ struct RateTarget {
 /// exactly the sample of the tick before, whatever the arrivals did). With a steady controller e = 0 and the
 /// anchor is the previous sample: a 125 Hz staircase becomes one riser spread over 8 packets at the measured
 /// velocity. With a jittered one an early or late sample only changes e, not the slope by the ratio of the
-/// intervals. After hold_after_intervals · D packets without a sample the feed-forward times out: hold, the
-/// limiter brakes to rest. A non-finite sample is refused (the previous one stays in force).
+/// intervals. After hold_after_intervals · D packets (and hold_after_min_s) without a sample the feed-forward
+/// times out: hold, the limiter brakes to rest. A non-finite sample is refused (the previous one stays in
+/// force).
 class RateMatcher {
  public:
   explicit RateMatcher(const RateMatcherConfig& config = {}) noexcept;
