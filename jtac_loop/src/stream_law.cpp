@@ -90,8 +90,8 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double p
   if (!active_) {
     return UpdateStatus::kInactive;
   }
-  // The clock senders stamp with: this cycle runs now for controller time time_s.
-  clock_.update(time_s, ClockMap::host_now_ns());
+  // The clock senders stamp with: the state for controller time time_s arrived at host_receive_ns.
+  clock_.update(time_s, state.host_receive_ns > 0 ? state.host_receive_ns : ClockMap::host_now_ns());
 
   // A brake asked for by the writer, or the hand-over: this cycle's command already brakes.
   if (const std::uint64_t asked = brake_requests_.load(std::memory_order_acquire);

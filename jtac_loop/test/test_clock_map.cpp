@@ -85,3 +85,150 @@ TEST(ClockMap, ASecondClockReseedsTheMap) {
   }
   EXPECT_NEAR(map.controller_time_s(restart_ns + 200'000'000), 0.2, 2e-6);
 }
+
+namespace {
+
+// A simulated robot the way franka-sim runs on a loaded host (its robot-side probe, 1 % loss or
+// 0.3 ± 0.2 ms delay: send intervals median 1.01 ms, p90 1.24, p99 2.05, up to 11; 8–14 % slow):
+// its clock advances one tick per state, but a third of its cycles stretch by up to 0.4 ms, one in 17
+// by 0.4–1.2 ms and one in 100 by 1.2–5 ms, so against the host it runs about 12 % slow at a rate
+// that changes from one stretch to the next. Its states are lost on the way (the next one that
+// arrives is 2 ms or more later in robot time), arrive after a transit that jitters, and one in 200
+// is read 1–2 ms late on top.
+struct StretchingRobot {
+  double loss = 0.0;             // probability that a state is lost [-]
+  double transit_min_s = 20e-6;  // transit + reader latency, uniform in [min, max] [s]
+  double transit_max_s = 40e-6;
+  std::uint32_t seed = 1;
+};
+
+struct ClockErrors {
+  std::vector<double> running_s;  // map − robot clock where none of the robot's last 5 cycles stalled [s]
+  std::vector<double> any_s;      // map − robot clock at every reading [s]
+  std::vector<double> stall_s;    // the robot's longest stall over its last 5 cycles at each of these [s]
+};
+
+// Runs a ClockMap at 1 kHz over `seconds` of the robot (updated at each state's arrival, as StreamLaw
+// does with DeviceState::host_receive_ns) and reads it every 8 ms of host time (a 125 Hz sender)
+// against the robot's clock at that instant: the tick of the last state sent, advanced linearly to
+// the next one, the mean transit taken off (a constant the map cannot know; a stream's delay absorbs
+// it). Readings in the first second are left out.
+ClockErrors run_stretching_robot(const StretchingRobot& robot, double seconds) {
+  std::mt19937 random(robot.seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const auto ticks = static_cast<std::size_t>(seconds / kT);
+  std::vector<double> send_s(ticks);  // host time at which the state of tick k is sent [s]
+  double s = 5.0;
+  for (std::size_t k = 0; k < ticks; ++k) {
+    send_s[k] = s;
+    s += kT;
+    const double stretch = unit(random);
+    if (stretch < 0.01) {
+      s += 1.2e-3 + 3.8e-3 * unit(random);
+    } else if (stretch < 0.07) {
+      s += 0.4e-3 + 0.8e-3 * unit(random);
+    } else if (stretch < 0.4) {
+      s += 0.4e-3 * unit(random);
+    }
+  }
+  const double mean_transit_s = 0.5 * (robot.transit_min_s + robot.transit_max_s);
+  ClockMap map(kT);
+  ClockErrors out;
+  double next_read_s = send_s[0] + 1.0;
+  for (std::size_t k = 0; k + 1 < ticks; ++k) {
+    const bool lost = unit(random) < robot.loss;
+    double transit_s = robot.transit_min_s + (robot.transit_max_s - robot.transit_min_s) * unit(random);
+    if (unit(random) < 0.005) {
+      transit_s += 1e-3 + 1e-3 * unit(random);
+    }
+    if (!lost) {
+      map.update(static_cast<double>(k) * kT,
+                 static_cast<std::int64_t>(std::llround((send_s[k] + transit_s) * 1e9)));
+    }
+    // The sender's readings while state k is the newest sent.
+    for (; next_read_s < send_s[k + 1]; next_read_s += 0.008) {
+      const double robot_s =
+          (static_cast<double>(k) + (next_read_s - send_s[k]) / (send_s[k + 1] - send_s[k])) * kT;
+      const double at_s = next_read_s + mean_transit_s;
+      const double error_s =
+          map.controller_time_s(static_cast<std::int64_t>(std::llround(at_s * 1e9))) - robot_s;
+      // The robot's longest stall (a cycle's stretch beyond 1 ms) over its last 5 cycles, this one
+      // included: a stall is in the map a few cycles after it ended, not before.
+      double stall_s = send_s[k + 1] - send_s[k] - kT;
+      for (std::size_t j = k >= 4 ? k - 4 : 0; j < k; ++j) {
+        stall_s = std::max(stall_s, send_s[j + 1] - send_s[j] - kT);
+      }
+      out.any_s.push_back(error_s);
+      out.stall_s.push_back(stall_s);
+      if (k >= 4 && stall_s < 0.4e-3) {
+        out.running_s.push_back(error_s);
+      }
+    }
+  }
+  return out;
+}
+
+double abs_percentile(std::vector<double> values, double fraction) {
+  for (double& v : values) {
+    v = std::abs(v);
+  }
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1))];
+}
+
+double mean_of(const std::vector<double>& values, std::size_t begin, std::size_t end) {
+  double sum = 0.0;
+  for (std::size_t k = begin; k < end; ++k) {
+    sum += values[k];
+  }
+  return sum / static_cast<double>(end - begin);
+}
+
+// While the robot runs, within 1 ms of its clock (99 % of the readings within 0.75 ms); at any
+// reading, off by no more than the robot's own recent stall + 0.5 ms; the mean error of the last
+// fifth of the run within 0.1 ms of the first fifth's (no drift).
+void expect_follows(const ClockErrors& errors, const char* what) {
+  ASSERT_GT(errors.running_s.size(), 800U);
+  const double worst_running_s = abs_percentile(errors.running_s, 1.0);
+  double worst_beyond_stall_s = 0.0;
+  for (std::size_t k = 0; k < errors.any_s.size(); ++k) {
+    worst_beyond_stall_s = std::max(worst_beyond_stall_s, std::abs(errors.any_s[k]) - errors.stall_s[k]);
+  }
+  const std::size_t n = errors.running_s.size();
+  const double drift_s = mean_of(errors.running_s, n - n / 5, n) - mean_of(errors.running_s, 0, n / 5);
+  std::printf(
+      "[ %s ] robot running: |error| median %.3f ms, p99 %.3f ms, up to %.3f ms; beyond the robot's own "
+      "stall up to %.3f ms; drift %.3f ms\n",
+      what, abs_percentile(errors.running_s, 0.5) * 1e3, abs_percentile(errors.running_s, 0.99) * 1e3,
+      worst_running_s * 1e3, worst_beyond_stall_s * 1e3, drift_s * 1e3);
+  EXPECT_LT(worst_running_s, 1e-3);
+  EXPECT_LT(abs_percentile(errors.running_s, 0.99), 0.75e-3);
+  EXPECT_LT(worst_beyond_stall_s, 0.5e-3 + 1e-3);
+  EXPECT_LT(std::abs(drift_s), 0.1e-3);
+}
+
+}  // namespace
+
+// The stretching robot with no fault on the link. A fit with a 2 s memory that moved only a little
+// per cycle fell up to 45 ms behind or ahead of this clock and re-seeded now and then.
+TEST(ClockMap, FollowsAStretchingRobotClock) {
+  expect_follows(run_stretching_robot({}, 12.0), "stretching robot clock");
+}
+
+// The same with 1 % of the states lost (the next one 2 ms or more later in robot time).
+TEST(ClockMap, FollowsAStretchingRobotClockThroughLostStates) {
+  StretchingRobot robot;
+  robot.loss = 0.01;
+  robot.seed = 2;
+  expect_follows(run_stretching_robot(robot, 12.0), "1 % of the states lost");
+}
+
+// The same with states delayed 0.3 ms ± 0.2 ms (uniform) on top of the 1 % loss.
+TEST(ClockMap, FollowsAStretchingRobotClockThroughDelayedStates) {
+  StretchingRobot robot;
+  robot.loss = 0.01;
+  robot.transit_min_s = 0.1e-3;
+  robot.transit_max_s = 0.5e-3;
+  robot.seed = 3;
+  expect_follows(run_stretching_robot(robot, 12.0), "states delayed 0.3 ± 0.2 ms");
+}

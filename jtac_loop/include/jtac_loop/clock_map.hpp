@@ -2,28 +2,38 @@
 // controller time (a stream's sender) while only the controller thread sees the robot's clock.
 //
 // The controller clock counts the robot's ticks; it runs at the robot's rate, not the host's: a
-// simulated robot or a real one drifts against the host by up to a few percent, so a fixed offset
-// falls behind by up to tens of µs every cycle. The map is a line fitted to one measurement per
-// controller cycle — the host time at which the cycle ran against the controller time it computed
-// for — by least squares with exponential forgetting (time constant 2 s): host time regressed on
-// controller time (the exact one), so the hosts's wake-up jitter (tens of µs, zero mean after its
-// constant part) averages out of the rate and the offset.
-//   * A cycle more than 200 µs off the line (a late wake-up) is left out of the fit; 100 of them in
-//     a row (a new clock, a pause) re-seed the map.
-//   * Until 20 ms of measurements are in, the map is the newest measurement at rate 1.
-// The constant part of the wake-up lateness shifts every stamp by the same amount, which a stream's
-// delay absorbs.
+// robot drifts against the host, and a simulated one (franka-sim on a loaded host) stretches its
+// cycles — 5–15 % slow at a rate that changes from one stretch to the next, with stalls of 1–10 ms.
+// The map is a line fitted to one measurement per controller cycle — the host time at which the
+// cycle's state arrived (DeviceState::host_receive_ns) against its robot time — by least squares
+// with exponential forgetting (time constant 2 s): host time regressed on controller time (the exact
+// one), so the arrival jitter (tens of µs, zero mean after its constant part) averages out of the
+// rate and the offset. Lost states are missing measurements and change nothing.
+//   * A cycle more than 200 µs off the line (a late arrival) counts as 200 µs off in the fit.
+//   * A step: when the cycles of the last 3 ms (at least two) all lie more than 250 µs off the line
+//     on the same side — the robot stalled, or its rate changed faster than a 2 s fit follows — the
+//     line moves at once to their median, keeping its rate (every term of the fit moves with it, so
+//     the rate it goes on learning is the robot's between stalls). One late arrival, or the jitter of
+//     a link (± 200 µs about the line), never does this. A fit that only bent a little per cycle fell
+//     tens of ms behind such a clock (or ahead) and re-seeded every few seconds.
+//   * A cycle more than 50 ms off the line (a pause, a new clock), or a controller time that goes
+//     back, re-seeds the map; until 20 ms of measurements are in, it is the newest one at rate 1.
+// So the map follows the robot within the step threshold and the jitter while the robot runs, and a
+// stall of the robot's is in it a few cycles after it ended. The constant part of the arrival latency
+// (the transit) shifts every stamp by the same amount, which a stream's delay absorbs.
 //
 // Threads: update() on the controller thread (noexcept, no allocation, no lock); controller_time_s()
 // from any thread: a sequence lock whose readers retry and whose writer never waits.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace jtac::loop {
 
@@ -32,7 +42,9 @@ class ClockMap {
  public:
   /// `controller_period_s`: the controller's nominal period [s] (one update() per period).
   explicit ClockMap(double controller_period_s = 0.001) noexcept
-      : forget_(std::exp(-controller_period_s / kTimeConstantS)) {}
+      : forget_(std::exp(-controller_period_s / kTimeConstantS)),
+        step_window_(static_cast<int>(std::clamp(std::lround(kStepWindowS / controller_period_s), 2L,
+                                                 static_cast<long>(kMaxStepWindow)))) {}
 
   /// The host's monotonic clock [ns] (std::chrono::steady_clock: Python's time.monotonic()).
   static std::int64_t host_now_ns() noexcept {
@@ -41,24 +53,33 @@ class ClockMap {
         .count();
   }
 
-  /// Controller thread: the cycle for controller time `controller_time_s` [s] runs at host time
-  /// `host_ns` [ns].
+  /// Controller thread: the state for controller time `controller_time_s` [s] arrived at host time
+  /// `host_ns` [ns] (or the cycle that used it ran then).
   void update(double controller_time_s, std::int64_t host_ns) noexcept {
-    if (!seeded_) {
-      seed(controller_time_s, host_ns);
+    if (!seeded_ || controller_time_s < last_controller_time_s_) {
+      seed(controller_time_s, host_ns);  // the first measurement, or a new clock
+    } else if (controller_time_s == last_controller_time_s_) {
+      return;  // the same state again: nothing new about the clocks
     }
+    last_controller_time_s_ = controller_time_s;
     const double x = controller_time_s - x0_s_;                     // [s]
     const double y = static_cast<double>(host_ns - y0_ns_) * 1e-9;  // [s]
+    remember(x, y);
     double y_fit = y;
     if (span_s_ >= kMinSpanS) {
-      const double residual_s = y - (intercept_s_ + slope_ * x);
-      if (!(std::abs(residual_s) <= kReseedS)) {
-        seed(controller_time_s, host_ns);  // a new clock, or one that paused
+      if (!(std::abs(y - (intercept_s_ + slope_ * x)) <= kReseedS)) {
+        seed(controller_time_s, host_ns);  // a pause, or a new clock
+        remember(0.0, 0.0);
         publish(controller_time_s, host_ns, 1.0);
         return;
       }
-      // A late cycle counts as at most kClampS off the line: the fit follows a real drift or a
-      // robot's stall at a bounded pace, and a millisecond-late wake-up barely moves it.
+      if (const double step_s = persistent_step_s(); step_s != 0.0) {
+        // Every term of the fit moves by the step: the same rate, the intercept step_s later.
+        sy_ += w_ * step_s;
+        sxy_ += sx_ * step_s;
+        intercept_s_ += step_s;
+      }
+      const double residual_s = y - (intercept_s_ + slope_ * x);
       y_fit = intercept_s_ + slope_ * x + std::clamp(residual_s, -kClampS, kClampS);
     }
     w_ = forget_ * w_ + 1.0;
@@ -105,6 +126,14 @@ class ClockMap {
   static constexpr double kTimeConstantS = 2.0;
   static constexpr double kMinSpanS = 0.02;
   static constexpr double kClampS = 200e-6;
+  // A step: the cycles of the last kStepWindowS (at least two) all further than kStepS off the line
+  // on one side. Over kStepS: the arrival jitter of a loaded host or a jittery link (±200 µs) never
+  // puts every cycle of the window on one side by that much while the line runs through its middle.
+  // Three cycles at 1 kHz: a host that is late one cycle in 50 is late twice in a row now and then,
+  // three times almost never.
+  static constexpr double kStepWindowS = 0.003;
+  static constexpr int kMaxStepWindow = 4;
+  static constexpr double kStepS = 250e-6;
   static constexpr double kReseedS = 0.05;
   static constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
 
@@ -115,7 +144,41 @@ class ClockMap {
     span_s_ = 0.0;
     slope_ = 1.0;
     intercept_s_ = 0.0;
+    recent_count_ = 0;
     seeded_ = true;
+    last_controller_time_s_ = controller_time_s;
+  }
+
+  void remember(double x, double y) noexcept {
+    recent_x_[recent_next_] = x;
+    recent_y_[recent_next_] = y;
+    recent_next_ = (recent_next_ + 1) % kMaxStepWindow;
+    recent_count_ = std::min(recent_count_ + 1, kMaxStepWindow);
+  }
+
+  // How far the line is off the cycles of the step window when they all lie more than kStepS on one
+  // side of it: their median residual [s] (host time; > 0: the robot's clock fell behind), so that
+  // the line runs through the middle of their jitter again and one late arrival among them does not
+  // move it. 0 otherwise, or while the window is not full.
+  double persistent_step_s() const noexcept {
+    if (recent_count_ < step_window_) {
+      return 0.0;
+    }
+    std::array<double, kMaxStepWindow> residuals_s{};
+    for (int k = 0; k < step_window_; ++k) {
+      const int i = (recent_next_ + kMaxStepWindow - 1 - k) % kMaxStepWindow;
+      residuals_s[k] = recent_y_[i] - (intercept_s_ + slope_ * recent_x_[i]);
+    }
+    for (int k = 1; k < step_window_; ++k) {  // insertion sort: a handful of values
+      for (int j = k; j > 0 && residuals_s[j] < residuals_s[j - 1]; --j) {
+        std::swap(residuals_s[j], residuals_s[j - 1]);
+      }
+    }
+    if (!(residuals_s[0] > kStepS) && !(residuals_s[step_window_ - 1] < -kStepS)) {
+      return 0.0;
+    }
+    const int half = step_window_ / 2;
+    return step_window_ % 2 == 1 ? residuals_s[half] : 0.5 * (residuals_s[half - 1] + residuals_s[half]);
   }
 
   void publish(double ref_s, std::int64_t host_ref_ns, double rate) noexcept {
@@ -131,13 +194,20 @@ class ClockMap {
   // The controller thread's fit: sums over (x, y) = (controller time − x0, host time − y0) [s],
   // each older term weighted by forget_ per cycle.
   double forget_;
+  int step_window_;  // cycles in the step window
   bool seeded_ = false;
+  double last_controller_time_s_ = 0.0;
   double x0_s_ = 0.0;
   std::int64_t y0_ns_ = 0;
   double w_ = 0.0, sx_ = 0.0, sy_ = 0.0, sxx_ = 0.0, sxy_ = 0.0;
   double span_s_ = 0.0;
   double slope_ = 1.0;
   double intercept_s_ = 0.0;
+  // The newest measurements (x, y) [s], a ring of kMaxStepWindow; recent_count_ of them valid.
+  std::array<double, kMaxStepWindow> recent_x_{};
+  std::array<double, kMaxStepWindow> recent_y_{};
+  int recent_next_ = 0;
+  int recent_count_ = 0;
   // What readers see (sequence lock: odd while the writer is between its stores).
   std::atomic<std::uint64_t> sequence_{0};
   std::atomic<std::int64_t> published_host_ref_ns_{kUnset};
