@@ -1,5 +1,6 @@
 // ClockMap on its own: host times of controller cycles synthesised with a clock-rate difference,
-// one-sided wake-up jitter and late cycles, against the exact controller time.
+// one-sided wake-up jitter and late cycles, against the exact controller time; and a robot clock that
+// stretches and stalls as franka-sim's does, with lost and delayed states, against the robot's clock.
 #include "jtac_loop/clock_map.hpp"
 
 #include <gtest/gtest.h>
