@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "franka_hw/async_interface.hpp"
@@ -641,6 +642,41 @@ TEST(RateMatching, JitteredControllerStaysSmooth) {
   EXPECT_EQ(interface.counters().largest_command_gap, 12U);
   std::printf("jittered 4..12 ms controller: peak commanded velocity %.4f rad/s (true %.4f)\n", peak,
               kPeakVelocity);
+}
+
+// A 1 kHz controller that the host holds up now and then (no sample for 2, 3, 5 and 2 packets in the
+// middle of a motion, as a loaded host does to a controller thread): the reference goes on along the
+// reconstruction and picks the samples up again, never holding, the limiter never acting. Holding after
+// 2 D = 2 packets braked the reference at the limiter's bounds and then chased the moving command at its
+// jerk bound: 8 held packets, 85 limited ones here (on franka-sim under 1 % loss: a reflex in 1 of 9 runs).
+TEST(RateMatching, A1kHzControllerHeldUpAFewMillisecondsDoesNotHold) {
+  MujocoDevice device(fr3_config());
+  AsyncInterface interface(device);
+  const std::vector<std::pair<int, int>> gaps = {
+      {900, 2}, {1100, 3}, {1300, 5}, {1500, 2}};  // (from, packets)
+  double worst_rad = 0.0;
+  std::uint64_t limited_at_start = 0;  // the start from rest, before the gaps
+  for (int p = 0; p < 2000; ++p) {
+    const bool skipped = std::any_of(gaps.begin(), gaps.end(),
+                                     [p](const auto& g) { return p >= g.first && p < g.first + g.second; });
+    JointArray q, dq;
+    motion(p * kT, q, dq);
+    if (!skipped) {
+      ASSERT_TRUE(interface.submit_command(q, dq, p * kT));
+    }
+    ASSERT_EQ(interface.step_once(), DeviceStatus::kOk);
+    if (p == 800) {
+      limited_at_start = interface.counters().limiter_activations;
+    }
+    if (p > 100) {
+      for (int i = 0; i < kNumJoints; ++i) {
+        worst_rad = std::max(worst_rad, std::abs(interface.last_command().q_d_rad[i] - q[i]));
+      }
+    }
+  }
+  EXPECT_EQ(interface.counters().held_packets, 0U);
+  EXPECT_EQ(interface.counters().limiter_activations, limited_at_start);
+  EXPECT_LT(worst_rad, 2e-3);  // the reconstruction's lag behind the samples, and its extrapolation
 }
 
 TEST(RateMatching, MissingCommandsHoldWithinTheLimiter) {
