@@ -13,6 +13,7 @@
 #include "franka_hw/device.hpp"
 #include "jtac_loop/catch_up.hpp"
 #include "jtac_loop/stream_law.hpp"
+#include "stream_test_support.hpp"
 
 namespace {
 
@@ -92,11 +93,7 @@ struct StreamRun {
 StreamRun run_stream(StreamLaw& law, double duration_s, const std::function<void(StreamLaw&, int)>& send,
                      double begin_handover_s = -1.0) {
   DeviceState state;
-  state.q_rad = kFr3HomeRad;
-  state.q_d_rad = kFr3HomeRad;
-  jtac::loop::LawHandover from;
-  from.q_rad = kFr3HomeRad;
-  law.activate(state, from);
+  jtac::loop::test::activate_at_home(law, state);
   law.set_stop_accelerations(JointArray{2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0});
   StreamRun run;
   const int ticks = static_cast<int>(std::lround(duration_s / kT));
@@ -314,11 +311,7 @@ TEST(CatchUp, StatesLostWhileCatchingUpChangeTheCommandByLessThanAMicroradian) {
   const auto run = [](bool lose_states) {
     StreamLaw law(stream_config());
     DeviceState state;
-    state.q_rad = kFr3HomeRad;
-    state.q_d_rad = kFr3HomeRad;
-    jtac::loop::LawHandover from;
-    from.q_rad = kFr3HomeRad;
-    law.activate(state, from);
+    jtac::loop::test::activate_at_home(law, state);
     std::mt19937 random(5);
     std::vector<std::pair<int, JointArray>> commands;  // (tick, q_cmd)
     int last_tick = 0;
@@ -343,15 +336,5 @@ TEST(CatchUp, StatesLostWhileCatchingUpChangeTheCommandByLessThanAMicroradian) {
   const auto steady = run(false);
   const auto lossy = run(true);
   ASSERT_LT(lossy.size(), steady.size() - 50);
-  double worst_rad = 0.0;
-  std::size_t k = 0;
-  for (const auto& [tick, q] : lossy) {
-    while (steady[k].first < tick) {
-      ++k;
-    }
-    for (int i = 0; i < kNumJoints; ++i) {
-      worst_rad = std::max(worst_rad, std::abs(q[i] - steady[k].second[i]));
-    }
-  }
-  EXPECT_LT(worst_rad, 1e-6);
+  EXPECT_LT(jtac::loop::test::worst_difference_at_common_ticks(steady, lossy), 1e-6);
 }

@@ -240,8 +240,12 @@ class Rig {
   bool chance(double p) { return uniform(0.0, 1.0) < p; }
 
   bool jtac_runs() const { return stream_ == nullptr && law_ == nullptr; }
-  double stop_acceleration_bound() const;
-  double slowest_stop_acceleration() const;
+  // The stop accelerations in force over the last second [rad/s²].
+  struct StopRange {
+    double slowest;
+    double largest;
+  };
+  StopRange stop_range() const;
   void step(int packets);
   void check_cycle(const LoopSnapshot& s);
   void poll_events();
@@ -297,27 +301,17 @@ class Rig {
   LoopSnapshot previous_{};
 };
 
-double Rig::stop_acceleration_bound() const {
-  // The one in force, and any in force during the last second (a brake keeps the rate it began with).
-  double bound = stop_history_.back().second;
+Rig::StopRange Rig::stop_range() const {
+  // The one in force, and any in force during the last second: a brake under way (a stop, a failing
+  // law's, a stream's timeout) keeps the rate it began with.
+  StopRange range{stop_history_.back().second, stop_history_.back().second};
   for (std::size_t k = 1; k < stop_history_.size(); ++k) {
     if (stop_history_[k].first >= time_s_ - 1.0) {
-      bound = std::max(bound, stop_history_[k - 1].second);
+      range.slowest = std::min(range.slowest, stop_history_[k - 1].second);
+      range.largest = std::max(range.largest, stop_history_[k - 1].second);
     }
   }
-  return bound;
-}
-
-double Rig::slowest_stop_acceleration() const {
-  // The one in force, and any in force during the last second: a brake under way (a failing law's,
-  // a stream's timeout) keeps the rate it began with.
-  double slowest = stop_history_.back().second;
-  for (std::size_t k = 1; k < stop_history_.size(); ++k) {
-    if (stop_history_[k].first >= time_s_ - 1.0) {
-      slowest = std::min(slowest, stop_history_[k - 1].second);
-    }
-  }
-  return slowest;
+  return range;
 }
 
 void Rig::set_stop_accelerations(double a_rad_s2) {
@@ -405,7 +399,7 @@ void Rig::check_cycle(const LoopSnapshot& s) {
   }
   if (have_previous_ && !paused_until_rest_ && s.time_s > previous_.time_s) {
     const double dt = s.time_s - previous_.time_s;
-    const double bound = 1.05 * stop_acceleration_bound() + 1e-6;
+    const double bound = 1.05 * stop_range().largest + 1e-6;
     for (std::size_t j = 0; j < s.q_rad.size(); ++j) {
       const double a = std::abs(s.dq_cmd_rad_s[j] - previous_.dq_cmd_rad_s[j]) / dt;
       if (a > bound) {
@@ -521,7 +515,7 @@ void Rig::return_to_jtac(const char* what) {
   for (double v : s.dq_cmd_rad_s) {
     speed = std::max(speed, std::abs(v));
   }
-  const double bound_s = speed / slowest_stop_acceleration() + 0.1;
+  const double bound_s = speed / stop_range().slowest + 0.1;
   loop_->use_law(nullptr);
   const double deadline = time_s_ + bound_s;
   while (!loop_->jtac_running() && time_s_ < deadline) {

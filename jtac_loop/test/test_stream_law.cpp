@@ -11,6 +11,7 @@
 #include "franka_hw/device.hpp"
 #include "jtac_loop/chunk_stream.hpp"
 #include "jtac_loop/stream_law.hpp"
+#include "stream_test_support.hpp"
 
 namespace {
 
@@ -44,11 +45,7 @@ TEST(StreamLaw, FollowsTheRobotsTimeAcrossLostStates) {
   const auto run = [](bool lose_states) {
     jtac::loop::StreamLaw law(kT);
     DeviceState state;
-    state.q_rad = kFr3HomeRad;
-    state.q_d_rad = kFr3HomeRad;
-    jtac::loop::LawHandover from;
-    from.q_rad = kFr3HomeRad;
-    law.activate(state, from);
+    jtac::loop::test::activate_at_home(law, state);
     std::mt19937 random(11);
     std::vector<std::pair<std::uint64_t, JointArray>> commands;  // (tick, q_cmd)
     std::uint64_t last_tick = 0;
@@ -76,17 +73,7 @@ TEST(StreamLaw, FollowsTheRobotsTimeAcrossLostStates) {
   const auto steady = run(false);
   const auto lossy = run(true);
   ASSERT_LT(lossy.size(), steady.size() - 100);  // states were lost
-  double worst_rad = 0.0;
-  std::size_t k = 0;
-  for (const auto& [tick, q] : lossy) {
-    while (steady[k].first < tick) {
-      ++k;
-    }
-    for (int i = 0; i < kNumJoints; ++i) {
-      worst_rad = std::max(worst_rad, std::abs(q[i] - steady[k].second[i]));
-    }
-  }
-  EXPECT_LT(worst_rad, 1e-9);
+  EXPECT_LT(jtac::loop::test::worst_difference_at_common_ticks(steady, lossy), 1e-9);
 }
 
 namespace {
