@@ -45,8 +45,9 @@ import numpy as np
 
 from jtac_py import _native, goals, laws, parameters, robots
 from jtac_py import config as jtac_config
+from jtac_py.arms import build_arm
 from jtac_py.goals import Trajectory
-from jtac_py.hardware import Arm, FrankaArm, SimulatedArm
+from jtac_py.hardware import Arm
 from jtac_py.recording import _TIP_FIELDS, RECORD_FIELDS, ControllerState, Recording
 from jtac_py.streaming import Stream
 
@@ -188,14 +189,7 @@ class Controller:
     def __init__(self, hardware: Arm | None = None, config: Any = None, **overrides: Any) -> None:
         given = jtac_config.resolve(config, **overrides)
         if hardware is None:
-            if given["hardware"] == "franka":
-                hardware = FrankaArm(
-                    given["robot_ip"], robot=given["robot"], late_commands=given["late_commands"]
-                )
-            else:
-                hardware = SimulatedArm(given["robot"], clock="realtime")
-        if not isinstance(hardware, SimulatedArm | FrankaArm):
-            raise TypeError(f"hardware must be a SimulatedArm or a FrankaArm, got {type(hardware).__name__}")
+            hardware = build_arm(given)
         # The arm decides the robot (hence joint and frame names) and, having a sensor, the F/T sensor
         # name, unless the caller set them on purpose.
         implied = {}
