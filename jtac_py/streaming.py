@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jtac_py import _native
+from jtac_py.chunks import Chunk, check_joint_values
 
 if TYPE_CHECKING:
     from jtac_py.controller import Controller
@@ -76,16 +77,6 @@ class Stream:
             return float(state.time) if state is not None else 0.0
         return float(t)
 
-    def _check(self, name: str, value: np.ndarray, shape: tuple[int, ...]) -> None:
-        if value.shape != shape:
-            raise ValueError(f"stream {name} must have shape {shape}, got {value.shape}")
-        bad = np.argwhere(~np.isfinite(value))
-        if bad.size:
-            index = tuple(int(i) for i in bad[0])
-            joint = self._names[index[-1]]
-            where = f"[{index[0]}]" if len(index) == 2 else ""
-            raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
-
     def send(
         self,
         q_rad: Sequence[float],
@@ -110,16 +101,16 @@ class Stream:
         n = len(self._names)
         q = np.asarray(q_rad, dtype=float)
         dq = None if dq_rad_s is None else np.asarray(dq_rad_s, dtype=float)
-        self._check("q_rad", q, (n,))
+        check_joint_values("q_rad", q, (n,), self._names)
         if dq is not None:
-            self._check("dq_rad_s", dq, (n,))
+            check_joint_values("dq_rad_s", dq, (n,), self._names)
         with self._send_lock:
             self._law.set_target(q, dq, stamp)
 
     def send_chunk(
         self,
-        times_s: Sequence[float],
-        positions_rad: Any,
+        times_s: Sequence[float] | Chunk,
+        positions_rad: Any = None,
         velocities_rad_s: Any = None,
         *,
         observed_at_s: float | None = None,
@@ -128,30 +119,26 @@ class Stream:
         [rad/s], optional) at ``times_s`` (H,) [s] — strictly increasing, >= 0 — after
         ``observed_at_s``, the controller time of the observation the chunk was computed from
         (``controller.state.time`` when it was read; default now). ValueError naming the field, point,
-        joint and value for a malformed or non-finite chunk (nothing reaches the robot)."""
+        joint and value for a malformed or non-finite chunk (nothing reaches the robot).
+
+        A ``Chunk`` (already checked by ``Chunk.build``) may be passed alone instead of the arrays."""
         self._check_open()
-        observed = self.now() if observed_at_s is None else float(observed_at_s)
-        if not math.isfinite(observed):
-            raise ValueError(f"stream observed_at_s must be finite, got {observed}")
-        times = np.asarray(times_s, dtype=float)
-        if times.ndim != 1 or times.size == 0:
-            raise ValueError(f"stream times_s must be a non-empty 1-D sequence, got shape {times.shape}")
-        for k, t in enumerate(times):
-            if not math.isfinite(t) or t < 0.0:
-                raise ValueError(f"stream times_s[{k}] must be finite and >= 0, got {t}")
-            if k and t <= times[k - 1]:
+        if isinstance(times_s, Chunk):
+            chunk = times_s
+            if positions_rad is not None or velocities_rad_s is not None or observed_at_s is not None:
+                raise TypeError("send_chunk(chunk) takes the Chunk alone (its fields hold the rest)")
+            if chunk.positions_rad.shape[1] != len(self._names):
                 raise ValueError(
-                    f"stream times_s must increase strictly: times_s[{k}] = {t} after {times[k - 1]}"
+                    f"stream positions_rad must have {len(self._names)} columns (one per joint), "
+                    f"got {chunk.positions_rad.shape[1]}"
                 )
-        shape = (times.size, len(self._names))
-        q = np.asarray(positions_rad, dtype=float)
-        self._check("positions_rad", q, shape)
-        dq = None
-        if velocities_rad_s is not None:
-            dq = np.asarray(velocities_rad_s, dtype=float)
-            self._check("velocities_rad_s", dq, shape)
+        else:
+            chunk = Chunk.build(
+                times_s, positions_rad, velocities_rad_s, joint_names=self._names, observed_at_s=observed_at_s
+            )
+        observed = self.now() if chunk.observed_at_s is None else chunk.observed_at_s
         with self._send_lock:
-            self._law.set_chunk(observed + times, q, dq)
+            self._law.set_chunk(observed + chunk.times_s, chunk.positions_rad, chunk.velocities_rad_s)
 
     @property
     def chunks_taken(self) -> int:
