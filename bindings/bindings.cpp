@@ -16,6 +16,7 @@ void bind_jtac(py::module_& m);        // bind_jtac.cpp
 void bind_admittance(py::module_& m);  // bind_admittance.cpp
 void bind_parameters(py::module_& m);  // bind_parameters.cpp (generated from params/)
 void bind_hw(py::module_& m);          // bind_hw.cpp
+void bind_loop(py::module_& m);        // bind_loop.cpp
 #ifdef JTAC_HAVE_LIBFRANKA
 void bind_franka(py::module_& m);  // bind_franka.cpp
 #endif
@@ -91,6 +92,7 @@ PYBIND11_MODULE(_native, m) {
   bind_admittance(m);
   bind_parameters(m);
   bind_hw(m);
+  bind_loop(m);
 #ifdef JTAC_HAVE_LIBFRANKA
   bind_franka(m);
   m.attr("HAVE_LIBFRANKA") = true;

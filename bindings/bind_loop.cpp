@@ -1,0 +1,611 @@
+// pybind11 bindings of jtac_loop: the controller thread (ControlLoop), its laws (StreamLaw,
+// CallbackLaw, the reference C laws), its timing and the cycle record's fields. Conversion only: no
+// algorithm here.
+//
+// The GIL: every call that may block or run for a while releases it — ControlLoop.step(n),
+// start()/stop() (thread start/join) — so a Python thread waiting on the robot never holds the other
+// Python threads, and the native threads themselves never touch Python. A ControlLoop keeps its
+// interface and controller alive.
+//
+// Arrays: joints as (7,) float64, wrenches [Fx Fy Fz Tx Ty Tz] as (6,) [N, N·m] (tip 0: wrench_*) and
+// as (kMaxTips, 6) (every tip, tip 0 first: wrenches_*); a drained recording is a dict of column
+// arrays, one row per controller cycle.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "franka_hw/async_interface.hpp"
+#include "jtac_loop/callback_law.hpp"
+#include "jtac_loop/control_loop.hpp"
+#include "jtac_loop/stream_law.hpp"
+
+#include "bind_common.hpp"
+#include "bind_hw_arrays.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using jtac::hw::JointArray;
+using jtac::hw::WrenchArray;
+using jtac_python::array_of;
+using jtac_python::fixed;
+using jtac_python::InputArray;
+
+/// Every tip's wrench as a (kMaxTips, 6) array (rows from the law's tip count on are zero).
+py::array_t<double> tips_of(const jtac::loop::TipWrenchArray& w) {
+  py::array_t<double> a({static_cast<py::ssize_t>(w.size()), py::ssize_t{6}});
+  auto v = a.mutable_unchecked<2>();
+  for (py::ssize_t k = 0; k < v.shape(0); ++k) {
+    for (py::ssize_t i = 0; i < 6; ++i) {
+      v(k, i) = w[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
+    }
+  }
+  return a;
+}
+
+jtac::loop::WrenchSource wrench_source_of(const std::string& name) {
+  if (name == "device") {
+    return jtac::loop::WrenchSource::kDevice;
+  }
+  if (name == "external") {
+    return jtac::loop::WrenchSource::kExternal;
+  }
+  if (name == "none") {
+    return jtac::loop::WrenchSource::kNone;
+  }
+  throw std::invalid_argument("a wrench source is 'device', 'external' or 'none', got '" + name + "'");
+}
+
+const char* wrench_source_name(jtac::loop::WrenchSource source) {
+  switch (source) {
+    case jtac::loop::WrenchSource::kDevice:
+      return "device";
+    case jtac::loop::WrenchSource::kExternal:
+      return "external";
+    case jtac::loop::WrenchSource::kNone:
+      break;
+  }
+  return "none";
+}
+
+jtac::loop::JtacLaw& jtac_law_of(jtac::loop::ControlLoop& loop) {
+  jtac::loop::JtacLaw* law = loop.jtac_law();
+  if (law == nullptr) {
+    throw std::logic_error("ControlLoop: this loop runs no JTAC controller");
+  }
+  return *law;
+}
+
+py::dict timing_dict(const jtac::loop::LoopTiming& t) {
+  py::dict d;
+  d["cycles"] = t.cycles;
+  d["cycles_without_state"] = t.cycles_without_state;
+  d["stale_states"] = t.stale_states;
+  d["overruns"] = t.overruns;
+  d["update_not_ok"] = t.update_not_ok;
+  d["commands_refused"] = t.commands_refused;
+  d["largest_command_gap"] = t.largest_command_gap;
+  d["unserved_cycles"] = t.unserved_cycles;
+  d["max_device_command_gap_us"] = t.max_device_command_gap_us;
+  d["last_cycle_duration_us"] = t.last_cycle_duration_us;
+  d["max_cycle_duration_us"] = t.max_cycle_duration_us;
+  d["last_interval_us"] = t.last_interval_us;
+  d["max_interval_us"] = t.max_interval_us;
+  return d;
+}
+
+// ---- one controller cycle: every field of jtac_loop/cycle_record.hpp's table, walked with
+// for_each_cycle_field; the conversion follows the member's type.
+
+using jtac::loop::CycleRecord;
+using jtac::loop::TipWrenchArray;
+
+template <class T>
+constexpr bool kIsTips = std::is_same_v<T, TipWrenchArray>;
+
+// The Python shape of one value: () for a number or an enum, (N,) for an array, (kMaxTips, 6) for
+// every tip's wrench.
+template <class T>
+std::vector<py::ssize_t> cycle_shape() {
+  if constexpr (kIsTips<T>) {
+    return {static_cast<py::ssize_t>(jtac::kMaxTips), py::ssize_t{6}};
+  } else if constexpr (std::is_class_v<T>) {
+    return {static_cast<py::ssize_t>(std::tuple_size_v<T>)};
+  } else {
+    return {};
+  }
+}
+
+// One value as Python: a number, the bound enum, or an array of its shape.
+template <class T>
+py::object cycle_value(const T& v) {
+  if constexpr (kIsTips<T>) {
+    return tips_of(v);
+  } else if constexpr (std::is_class_v<T>) {
+    return array_of(v);
+  } else {
+    return py::cast(v);
+  }
+}
+
+// One field over `rows` as a column: (n,) float64 for a real number, (n,) int64 for an integer or an
+// enum (its value), (n, shape...) float64 for an array (contiguous doubles, copied row by row).
+template <class T, class Get>
+py::array cycle_column(const std::vector<CycleRecord>& rows, Get get) {
+  const auto n = static_cast<py::ssize_t>(rows.size());
+  if constexpr (std::is_class_v<T>) {
+    static_assert(sizeof(T) % sizeof(double) == 0);
+    std::vector<py::ssize_t> shape = cycle_shape<T>();
+    shape.insert(shape.begin(), n);
+    py::array_t<double> a(shape);
+    double* out = a.mutable_data();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::memcpy(out + i * (sizeof(T) / sizeof(double)), static_cast<const void*>(&get(rows[i])), sizeof(T));
+    }
+    return a;
+  } else {
+    using Column = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+    py::array_t<Column> a(n);
+    Column* out = a.mutable_data();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      out[i] = static_cast<Column>(get(rows[i]));
+    }
+    return a;
+  }
+}
+
+/// A cycle as a dict: {"time": float, "q": (7,), "wrench_raw": (6,), "wrenches_raw": (kMaxTips, 6), ...}.
+py::dict cycle_dict(const CycleRecord& r) {
+  py::dict d;
+  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
+    const auto& value = r.*member;
+    if constexpr (kIsTips<std::decay_t<decltype(value)>>) {
+      d[f.python_tip0] = array_of(value[0]);
+    }
+    d[f.python_name] = cycle_value(value);
+  });
+  return d;
+}
+
+/// The snapshot: the cycle's dict and its loop timing under "timing".
+py::dict snapshot_dict(const jtac::loop::LoopSnapshot& s) {
+  py::dict d = cycle_dict(s);
+  d["timing"] = timing_dict(s.timing);
+  return d;
+}
+
+/// The drained rows as columns: {"time": (n,), "q": (n, 7), "wrenches_raw": (n, kMaxTips, 6), ...}.
+py::dict columns(const std::vector<CycleRecord>& rows) {
+  py::dict d;
+  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
+    using T = std::decay_t<decltype(rows.front().*member)>;
+    if constexpr (kIsTips<T>) {
+      d[f.python_tip0] = cycle_column<WrenchArray>(
+          rows, [&](const CycleRecord& r) -> const WrenchArray& { return (r.*member)[0]; });
+    }
+    d[f.python_name] = cycle_column<T>(rows, [&](const CycleRecord& r) -> const T& { return r.*member; });
+  });
+  return d;
+}
+
+/// The cycle's fields for Python, in table order: ((name, shape, doc), ...); the keys of a snapshot
+/// (less "timing") and the columns of a recording.
+py::tuple cycle_fields() {
+  py::list fields;
+  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
+    using T = std::decay_t<decltype(std::declval<const CycleRecord&>().*member)>;
+    if constexpr (kIsTips<T>) {
+      fields.append(py::make_tuple(f.python_tip0, py::tuple(py::cast(cycle_shape<WrenchArray>())),
+                                   std::string("tip 0: ") + f.doc));
+      fields.append(py::make_tuple(f.python_name, py::tuple(py::cast(cycle_shape<T>())),
+                                   std::string("every tip, tip 0 first: ") + f.doc));
+    } else {
+      fields.append(py::make_tuple(f.python_name, py::tuple(py::cast(cycle_shape<T>())), f.doc));
+    }
+  });
+  return py::tuple(fields);
+}
+
+}  // namespace
+
+/// Registers the jtac_loop types in `m` (called from PYBIND11_MODULE after bind_jtac, whose
+/// JointTrajectoryAdmittanceController the ControlLoop drives, and bind_hw, whose AsyncInterface it
+/// runs on).
+void bind_loop(py::module_& m) {
+  using jtac::hw::AsyncInterface;
+  using jtac::hw::DeviceStatus;
+  using jtac::loop::ControlLoop;
+
+  m.attr("MAX_TIPS") = jtac::kMaxTips;  // tips one controller handles (wrenches_* rows)
+  // One controller cycle's fields ((name, shape, doc), ...): the snapshot's keys and the recording's
+  // columns; jtac_py builds RECORD_FIELDS and ControllerState from them.
+  m.attr("CYCLE_FIELDS") = cycle_fields();
+  // The values of a cycle no controller has run yet (the defaults of ControllerState's fields).
+  m.attr("CYCLE_DEFAULTS") = cycle_dict(jtac::loop::CycleRecord{});
+
+  // Rows of an (H, 7) array as joint arrays (a 1-D array of 7 values is one row); `name` in errors.
+  const auto joint_rows = [](const InputArray& a, const char* name) {
+    if (a.ndim() != 2 || a.shape(1) != 7) {
+      throw std::invalid_argument(std::string(name) + " must have shape (H, 7), got " +
+                                  std::to_string(a.ndim()) + " dimensions" +
+                                  (a.ndim() == 2 ? " of width " + std::to_string(a.shape(1)) : ""));
+    }
+    std::vector<JointArray> rows(static_cast<std::size_t>(a.shape(0)));
+    const auto view = a.unchecked<2>();
+    for (py::ssize_t k = 0; k < a.shape(0); ++k) {
+      for (py::ssize_t i = 0; i < 7; ++i) {
+        rows[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] = view(k, i);
+      }
+    }
+    return rows;
+  };
+  py::enum_<jtac::loop::StreamState>(m, "StreamState", "What a stream's command does")
+      .value("HOLDING", jtac::loop::StreamState::kHolding)
+      .value("FOLLOWING", jtac::loop::StreamState::kFollowing)
+      .value("BRAKING", jtac::loop::StreamState::kBraking);
+  py::class_<jtac::loop::StreamLaw>(m, "StreamLaw",
+                                    "A control law following timed action chunks and stamped single targets "
+                                    "(ControlLoop.use_law); jtac_loop/chunk_stream.hpp")
+      .def(
+          py::init([](double controller_period_s, std::int64_t chunk_capacity, double blend_window_s,
+                      double timeout_s, double run_out_s, const std::optional<InputArray>& stop_accelerations,
+                      double ensemble_weight, ControlLoop* loop, const py::object& tips,
+                      double joint_damping_per_s, const py::object& absolute_force_torque_threshold) {
+            if (chunk_capacity < 1) {
+              throw std::invalid_argument("chunk_capacity must be >= 1, got " +
+                                          std::to_string(chunk_capacity));
+            }
+            jtac::loop::ChunkStreamConfig config;
+            config.controller_period_s = controller_period_s;
+            config.chunk_capacity = static_cast<std::size_t>(chunk_capacity);
+            config.blend_window_s = blend_window_s;
+            config.timeout_s = timeout_s;
+            config.run_out_s = run_out_s;
+            if (stop_accelerations) {
+              config.stop_accelerations_rad_s2 = fixed<7>(*stop_accelerations, "stop_accelerations_rad_s2");
+            }
+            config.ensemble_weight = ensemble_weight;
+            if (loop == nullptr) {
+              return std::make_unique<jtac::loop::StreamLaw>(config);
+            }
+            jtac::JtacGoal admittance;
+            admittance.tips = jtac_python::tip_goals_from(tips);
+            admittance.joint_damping_per_s = joint_damping_per_s;
+            admittance.absolute_force_torque_threshold =
+                jtac_python::double_list(absolute_force_torque_threshold, "absolute_force_torque_threshold");
+            return std::make_unique<jtac::loop::StreamLaw>(config, jtac_law_of(*loop), admittance);
+          }),
+          py::arg("controller_period_s") = 0.001, py::kw_only(), py::arg("chunk_capacity") = 64,
+          py::arg("blend_window_s") = 0.1, py::arg("timeout_s") = 0.5, py::arg("run_out_s") = 0.02,
+          py::arg("stop_accelerations_rad_s2") = py::none(), py::arg("ensemble_weight") = 1.0,
+          py::arg("loop").none(true) = py::none(), py::arg("tips") = py::none(),
+          py::arg("joint_damping_per_s") = 0.0, py::arg("absolute_force_torque_threshold") = py::none(),
+          // Not keep_alive on `loop`: the loop keeps the laws it used (use_law), and the reverse would
+          // make a cycle that is never freed; the Controller holds both.
+          "ValueError for a configuration out of range. With `loop` (which must outlive the law): a "
+          "compliant stream, driving that loop's JTAC controller in its external-reference mode with the "
+          "admittance set `tips`, "
+          "`joint_damping_per_s`, `absolute_force_torque_threshold` (as JtacGoal takes them), validated "
+          "as goal intake validates a goal's (ValueError with intake's message)")
+      .def(
+          "set_target",
+          [](jtac::loop::StreamLaw& law, const InputArray& q, const std::optional<InputArray>& dq,
+             double stamp_s) {
+            const JointArray q_rad = fixed<7>(q, "q_rad");
+            return dq ? law.set_target(q_rad, fixed<7>(*dq, "dq_rad_s"), stamp_s)
+                      : law.set_target(q_rad, stamp_s);
+          },
+          py::arg("q_rad"), py::arg("dq_rad_s") = py::none(), py::arg("stamp_s") = 0.0,
+          "A single target sent at controller time stamp_s [s]; False (refused) for a non-finite value. "
+          "Never waits")
+      .def(
+          "set_chunk",
+          [joint_rows](jtac::loop::StreamLaw& law, const InputArray& times, const InputArray& q,
+                       const std::optional<InputArray>& dq) {
+            const std::vector<double> t(times.data(), times.data() + times.size());
+            const std::vector<JointArray> q_rows = joint_rows(q, "positions_rad");
+            const std::vector<JointArray> dq_rows =
+                dq ? joint_rows(*dq, "velocities_rad_s") : std::vector<JointArray>{};
+            const std::string message = law.validate_chunk(t, q_rows, dq_rows);
+            if (!message.empty()) {
+              throw std::invalid_argument(message);
+            }
+            return law.set_chunk(t, q_rows, dq_rows);
+          },
+          py::arg("times_s"), py::arg("positions_rad"), py::arg("velocities_rad_s") = py::none(),
+          "An action chunk, times on the controller clock [s]; ValueError (nothing sent) for a malformed "
+          "or non-finite one. Never waits")
+      .def("controller_time_s", &jtac::loop::StreamLaw::controller_time_s,
+           "The controller time now [s] from the host's steady clock (NaN before the law's first cycle)")
+      .def_property_readonly("targets_taken", &jtac::loop::StreamLaw::targets_taken)
+      .def_property_readonly("late_targets", &jtac::loop::StreamLaw::late_targets)
+      .def_property_readonly("chunks_taken", &jtac::loop::StreamLaw::chunks_taken)
+      .def_property_readonly("targets_refused", &jtac::loop::StreamLaw::targets_refused)
+      .def_property_readonly("stale_chunks", &jtac::loop::StreamLaw::stale_chunks)
+      .def_property_readonly("brakes", &jtac::loop::StreamLaw::brakes)
+      .def_property_readonly("catch_ups", &jtac::loop::StreamLaw::catch_ups,
+                             "Times the command caught up with the stream within the stop accelerations "
+                             "(catch_up.hpp)")
+      .def_property_readonly("state", &jtac::loop::StreamLaw::state)
+      .def_property_readonly(
+          "target_delay_s", [](const jtac::loop::StreamLaw& law) { return law.stream().target_delay_s(); },
+          "The delay at which single targets are placed after their stamps [s]")
+      .def_property_readonly("holding", &jtac::loop::StreamLaw::holding)
+      .def_property_readonly("compliant", &jtac::loop::StreamLaw::compliant,
+                             "True when the stream runs with the JTAC controller's admittance side")
+      .def_property_readonly("admittance_warning", &jtac::loop::StreamLaw::admittance_warning,
+                             "What intake accepted but warned about in the admittance set ('' when nothing)")
+      .def_property_readonly("stop_code", &jtac::loop::StreamLaw::stop_code,
+                             "Why a compliant stream stopped (a ResultCode; SUCCESSFUL while it has not)")
+      .def("request_brake", &jtac::loop::StreamLaw::request_brake,
+           "Brake to rest now within the stop accelerations in force, dropping the inputs not yet taken; "
+           "the next input sent afterwards is followed again. Never waits")
+      .def_property_readonly("brakes_requested", &jtac::loop::StreamLaw::brakes_requested,
+                             "request_brake() calls the controller thread has served")
+      .def_property_readonly("closing", &jtac::loop::StreamLaw::closing,
+                             "True once the loop hands over from this stream (it brakes, takes no input)");
+
+  py::class_<jtac::loop::CallbackLaw>(m, "CallbackLaw",
+                                      "A control law behind a C function pointer (ControlLoop.use_law); "
+                                      "jtac_loop/callback_law.hpp")
+      .def(py::init([](std::uintptr_t address, const std::string& name, int num_params, int num_memory,
+                       const std::optional<InputArray>& params,
+                       const std::optional<InputArray>& stop_accelerations, const std::string& urdf_xml,
+                       const std::string& base_frame, const std::vector<std::string>& joint_names,
+                       const std::string& tcp_frame) {
+             jtac::loop::CallbackLawConfig config;
+             config.name = name;
+             // The address of a function with the C ABI of CallbackLawFunction (a Numba cfunc's
+             // `address`, or reference_law_address()).
+             config.function = reinterpret_cast<jtac::loop::CallbackLawFunction>(address);
+             config.num_params = num_params;
+             config.num_memory = num_memory;
+             if (params) {
+               config.params.assign(params->data(), params->data() + params->size());
+             }
+             if (stop_accelerations) {
+               config.stop_accelerations_rad_s2 = fixed<7>(*stop_accelerations, "stop_accelerations_rad_s2");
+             }
+             config.urdf_xml = urdf_xml;
+             config.base_frame = base_frame;
+             config.joint_names = joint_names;
+             config.tcp_frame = tcp_frame;
+             return std::make_unique<jtac::loop::CallbackLaw>(config);
+           }),
+           py::arg("address"), py::kw_only(), py::arg("name"), py::arg("num_params"), py::arg("num_memory"),
+           py::arg("params") = py::none(), py::arg("stop_accelerations_rad_s2") = py::none(),
+           py::arg("urdf_xml") = "", py::arg("base_frame") = "",
+           py::arg("joint_names") = std::vector<std::string>{}, py::arg("tcp_frame") = "",
+           "`address`: a C function with the law ABI, which must stay loaded while the law exists. "
+           "ValueError naming the field for a bad configuration; without urdf_xml the law sees an identity "
+           "TCP pose and a zero Jacobian")
+      .def(
+          "set_params",
+          [](jtac::loop::CallbackLaw& law, const InputArray& params) {
+            if (params.ndim() != 1) {
+              throw std::invalid_argument("law '" + law.name() + "': params must be 1-D, got " +
+                                          std::to_string(params.ndim()) + " dimensions");
+            }
+            const std::string message = law.set_params(
+                std::span<const double>(params.data(), static_cast<std::size_t>(params.size())));
+            if (!message.empty()) {
+              throw std::invalid_argument(message);
+            }
+          },
+          py::arg("params"),
+          "New parameters, taken at the next cycle boundary; ValueError naming index and value")
+      .def_property_readonly("failed", &jtac::loop::CallbackLaw::failed,
+                             "True once the law failed in this activation (the arm stops, then holds)")
+      .def_property_readonly(
+          "error",
+          [](const jtac::loop::CallbackLaw& law) -> py::object {
+            const jtac::loop::CallbackLawError e = law.error();
+            if (!e.failed) {
+              return py::none();
+            }
+            py::dict d;
+            d["message"] = std::string(e.message.data(), strnlen(e.message.data(), e.message.size()));
+            d["code"] = e.code;
+            d["joint"] = e.joint;
+            d["value"] = e.value;
+            d["time"] = e.time_s;
+            return d;
+          },
+          "None, or why the law stopped: {message, code, joint (-1: none), value, time [s]}")
+      .def_property_readonly("name", &jtac::loop::CallbackLaw::name)
+      .def_property_readonly("num_params", &jtac::loop::CallbackLaw::num_params)
+      .def_property_readonly("num_memory", &jtac::loop::CallbackLaw::num_memory)
+      .def_property_readonly("calls", &jtac::loop::CallbackLaw::calls)
+      .def_property_readonly("call_ns_total", &jtac::loop::CallbackLaw::call_ns_total,
+                             "Time spent in the law's function so far [ns]")
+      .def_property_readonly("call_ns_max", &jtac::loop::CallbackLaw::call_ns_max,
+                             "Longest call of the law's function [ns]")
+      .def_property_readonly("params_taken", &jtac::loop::CallbackLaw::params_taken,
+                             "Parameter sets the controller thread has taken");
+  m.def(
+      "reference_law_address",
+      [](const std::string& name) -> std::uintptr_t {
+        if (name == "sine") {
+          return reinterpret_cast<std::uintptr_t>(&jtac::loop::jtac_sine_law);
+        }
+        if (name == "joint_impedance") {
+          return reinterpret_cast<std::uintptr_t>(&jtac::loop::jtac_joint_impedance_law);
+        }
+        throw std::invalid_argument("reference_law_address: unknown law '" + name +
+                                    "' (sine, joint_impedance)");
+      },
+      py::arg("name"),
+      "The address of a C reference law (jtac_loop/callback_law.hpp): 'sine', 'joint_impedance'");
+
+  py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")
+      .def(py::init([](AsyncInterface& interface, jtac_python::Controller& controller, int update_rate_hz,
+                       int fifo_priority, int cpu, std::int64_t record_capacity) {
+             if (record_capacity < 1) {
+               throw std::invalid_argument("record_capacity must be >= 1, got " +
+                                           std::to_string(record_capacity));
+             }
+             jtac::loop::ControlLoopConfig config;
+             config.update_rate_hz = update_rate_hz;
+             config.fifo_priority = fifo_priority;
+             config.cpu = cpu;
+             config.record_capacity = static_cast<std::size_t>(record_capacity);
+             return std::make_unique<ControlLoop>(interface, controller.core, config);
+           }),
+           py::arg("interface"), py::arg("controller"), py::kw_only(), py::arg("update_rate_hz") = 1000,
+           py::arg("fifo_priority") = 70, py::arg("cpu") = -1, py::arg("record_capacity") = 8192,
+           py::keep_alive<1, 2>(), py::keep_alive<1, 3>(),
+           "record_capacity: rows the record ring holds until drained (record_buffer_cycles)")
+      .def(
+          "start", [](ControlLoop& l) { return l.start(); }, "Real-time mode: starts the controller thread")
+      .def(
+          "stop",
+          [](ControlLoop& l) {
+            py::gil_scoped_release release;
+            l.stop();
+          },
+          "Joins the controller thread and deactivates the controller")
+      .def_property_readonly("running", &ControlLoop::running)
+      .def(
+          "step",
+          [](ControlLoop& l, int packets) {
+            if (packets < 0) {
+              throw std::invalid_argument("packets must be >= 0, got " + std::to_string(packets));
+            }
+            py::gil_scoped_release release;
+            DeviceStatus status = DeviceStatus::kOk;
+            for (int i = 0; i < packets && status == DeviceStatus::kOk; ++i) {
+              status = l.step();
+            }
+            return status;
+          },
+          py::arg("packets") = 1,
+          "Lockstep: `packets` device packets (and the controller cycles due); stops at the first "
+          "status that is not OK and returns it")
+      .def_property_readonly("packets", &ControlLoop::packets)
+      .def(
+          "use_law", [](ControlLoop& l, jtac::loop::StreamLaw* law) { l.use_law(law); },
+          py::arg("law").none(true), py::keep_alive<1, 2>(),
+          "Switches the control law at the next cycle (None: back to the JTAC controller)")
+      .def(
+          "use_law", [](ControlLoop& l, jtac::loop::CallbackLaw* law) { l.use_law(law); }, py::arg("law"),
+          py::keep_alive<1, 2>(), "Switches to a callback law at the next cycle")
+      .def_property_readonly(
+          "jtac_active", &ControlLoop::jtac_running,
+          "True when the last cycle ran the JTAC law and no switch away from it is asked for")
+      .def(
+          "runs",
+          [](const ControlLoop& l, const py::object& law) {
+            const jtac::loop::ControlLaw* p = nullptr;
+            if (py::isinstance<jtac::loop::StreamLaw>(law)) {
+              p = law.cast<jtac::loop::StreamLaw*>();
+            } else if (py::isinstance<jtac::loop::CallbackLaw>(law)) {
+              p = law.cast<jtac::loop::CallbackLaw*>();
+            } else {
+              throw std::invalid_argument("runs: expected a StreamLaw or a CallbackLaw");
+            }
+            return l.active_law() == p && !l.handing_over();
+          },
+          py::arg("law"), "True when the last cycle ran `law` and it is not handing over")
+      .def_property_readonly("handing_over", &ControlLoop::handing_over,
+                             "True while the running law brakes to rest for a switch")
+      .def_property_readonly("handovers", &ControlLoop::handovers, "Hand-overs completed")
+      .def(
+          "set_stop_accelerations",
+          [](ControlLoop& l, const std::vector<double>& a) {
+            if (a.size() != static_cast<std::size_t>(jtac::loop::kNumJoints)) {
+              throw std::invalid_argument("set_stop_accelerations: " + std::to_string(a.size()) +
+                                          " values, expected " + std::to_string(jtac::loop::kNumJoints));
+            }
+            jtac::loop::JointArray v{};
+            for (std::size_t j = 0; j < v.size(); ++j) {
+              if (!(std::isfinite(a[j]) && a[j] > 0.0)) {
+                throw std::invalid_argument("set_stop_accelerations: joint " + std::to_string(j) + " is " +
+                                            std::to_string(a[j]) + ", must be finite and > 0");
+              }
+              v[j] = a[j];
+            }
+            l.set_stop_accelerations(v);
+          },
+          py::arg("stop_accelerations_rad_s2"),
+          "The deceleration of each joint for every law's brakes [rad/s²], from the next cycle")
+      .def(
+          "set_wrench_sources",
+          [](ControlLoop& l, const std::vector<std::string>& sources) {
+            if (sources.size() > static_cast<std::size_t>(jtac::kMaxTips)) {
+              throw std::invalid_argument("set_wrench_sources: " + std::to_string(sources.size()) +
+                                          " tips, at most " + std::to_string(jtac::kMaxTips));
+            }
+            std::array<jtac::loop::WrenchSource, jtac::kMaxTips> s{};
+            for (std::size_t k = 0; k < sources.size(); ++k) {
+              s[k] = wrench_source_of(sources[k]);
+            }
+            jtac_law_of(l).set_wrench_sources(s);
+          },
+          py::arg("sources"),
+          "Where each tip's raw wrench comes from, tip 0 first: 'device' (the arm's F/T reading), "
+          "'external' (feed_wrench) or 'none' (zero); tips not listed: 'none'")
+      .def(
+          "wrench_sources",
+          [](ControlLoop& l) {
+            std::vector<std::string> names;
+            for (int k = 0; k < jtac::kMaxTips; ++k) {
+              names.emplace_back(wrench_source_name(jtac_law_of(l).wrench_source(k)));
+            }
+            return names;
+          },
+          "Each tip's wrench source (kMaxTips entries)")
+      .def(
+          "feed_wrench",
+          [](ControlLoop& l, int tip, const InputArray& wrench) {
+            return jtac_law_of(l).feed_wrench(tip, fixed<6>(wrench, "wrench_N_Nm"));
+          },
+          py::arg("tip"), py::arg("wrench_N_Nm"),
+          "The newest reading [Fx Fy Fz Tx Ty Tz] of tip `tip`'s external sensor (sensor frame), taken "
+          "at the next cycle and held until the next; False for a tip whose source is not 'external'. "
+          "Never waits on the controller thread")
+      .def(
+          "snapshot",
+          [](ControlLoop& l) -> py::object {
+            jtac::loop::LoopSnapshot s;
+            if (!l.snapshot(s)) {
+              return py::none();
+            }
+            return snapshot_dict(s);
+          },
+          "The last controller cycle (dict), None before the first")
+      .def("start_recording", &ControlLoop::start_recording)
+      .def("stop_recording", &ControlLoop::stop_recording)
+      .def_property_readonly("recording", &ControlLoop::recording)
+      .def(
+          "drain",
+          [](ControlLoop& l) {
+            std::vector<jtac::loop::CycleRecord> rows;
+            {
+              py::gil_scoped_release release;
+              rows.reserve(l.pending_records());
+              l.drain(rows);
+            }
+            return columns(rows);
+          },
+          "Every recorded row not yet drained, as columns")
+      .def_property_readonly("dropped_records", &ControlLoop::dropped_records)
+      .def_property_readonly("record_capacity", &ControlLoop::record_capacity)
+      .def("timing", [](const ControlLoop& l) { return timing_dict(l.timing()); })
+      .def_property_readonly("update_rate_hz", &ControlLoop::update_rate_hz)
+      .def_property_readonly("packets_per_cycle", &ControlLoop::packets_per_cycle);
+}
