@@ -1,4 +1,4 @@
-"""``jtac doctor`` (jtac_py/doctor.py and its subcommand in jtac_ros/cli.py): no ROS, no robot.
+"""``jtac doctor`` (the jtac_py.doctor package and its verb, jtac_py/cli/doctor.py): no ROS, no robot.
 
 The machine-dependent lines are judged against facts this file reads itself (its own SCHED_FIFO attempt,
 the rlimits, /sys); the rules behind the verdicts are tested on fixed inputs and fake /sys trees.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from jtac_py import doctor
-from jtac_py.doctor import CHECK_NAMES, VERDICTS, Check, JitterStats, Report, Route
+from jtac_py.doctor import CHECK_NAMES, VERDICTS, Check, JitterStats, Report, Route, kernel, network
 from jtac_ros.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -258,7 +258,7 @@ def test_kernel_classification(version, flag, mode, cmdline, kind):
 def test_kernel_reads_the_realtime_flag_and_the_debugfs_mode(tmp_path):
     _write(tmp_path, "kernel/realtime", "1")
     assert doctor.check_kernel(sys_root=tmp_path, proc_root=tmp_path).verdict == "ok"
-    assert doctor._active_preempt_mode("none voluntary (full) lazy") == "full"
+    assert kernel._active_preempt_mode("none voluntary (full) lazy") == "full"
 
 
 def test_governor_rules_on_a_fake_sysfs(tmp_path):
@@ -323,7 +323,7 @@ def test_route_to_loopback_names_lo_and_its_mtu():
     ],
 )
 def test_route_rules(tmp_path, monkeypatch, route, mtu, speed, state, verdict, in_fix):
-    monkeypatch.setattr(doctor, "_route_get", lambda destination: route)
+    monkeypatch.setattr(network, "_route_get", lambda destination: route)
     _write(tmp_path, f"class/net/{route.interface}/mtu", mtu)
     _write(tmp_path, f"class/net/{route.interface}/speed", speed)
     _write(tmp_path, f"class/net/{route.interface}/operstate", state)
@@ -340,7 +340,7 @@ def test_route_failure_fails(monkeypatch):
     def unreachable(destination: str) -> Route:
         raise RuntimeError("RTNETLINK answers: Network is unreachable")
 
-    monkeypatch.setattr(doctor, "_route_get", unreachable)
+    monkeypatch.setattr(network, "_route_get", unreachable)
     line = doctor.check_route("172.16.0.2")
     assert line.verdict == "fail" and "unreachable" in line.value and "ip addr add" in line.fix
 

@@ -1,0 +1,97 @@
+"""One rclpy session per command: a fresh context, one node and a single-threaded executor, and the small
+helpers the verbs share to wait on futures, call services and name constants."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from jtac_py.cli.common import EXIT_FAILED, EXIT_USAGE, CliError
+
+__all__ = ["SERVICE_TIMEOUT_S", "SPIN_STEP_S", "RosSession", "action_name", "constant_names", "seconds_of"]
+
+SERVICE_TIMEOUT_S = 10.0  # answer time of a service the node has (rclpy can be slow under load)
+SPIN_STEP_S = 0.1  # executor wait per step: Ctrl-C is seen within this
+
+
+class RosSession:
+    """A fresh rclpy context with one node and a single-threaded executor, shut down on exit."""
+
+    def __init__(self, role: str):
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.context = Context()
+        # No signal handlers on a non-default context: Ctrl-C stays a KeyboardInterrupt.
+        rclpy.init(args=["jtac"], context=self.context)
+        try:
+            self.node = rclpy.create_node(
+                f"jtac_cli_{role}_{os.getpid()}",
+                context=self.context,
+                enable_rosout=False,
+                start_parameter_services=False,
+            )
+            self.executor = SingleThreadedExecutor(context=self.context)
+            self.executor.add_node(self.node)
+        except BaseException:
+            self.context.try_shutdown()
+            raise
+
+    def __enter__(self) -> RosSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+    def wait(self, future: Any, timeout_s: float | None) -> bool:
+        """Spin until the future is done or timeout_s passes (None: no limit); True if done."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while not future.done():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            self.executor.spin_once(timeout_sec=SPIN_STEP_S)
+        return True
+
+    def wait_until(self, ready: Callable[[], bool], timeout_s: float) -> bool:
+        """Poll ready() (a discovery check) until it holds or timeout_s passes."""
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def call(self, srv_type: Any, name: str, request: Any, wait_s: float, missing: str) -> Any:
+        """Call a service: exit 2 with ``missing`` if it is not found within wait_s."""
+        client = self.node.create_client(srv_type, name)
+        try:
+            if not self.wait_until(client.service_is_ready, wait_s):
+                raise CliError(EXIT_USAGE, missing)
+            future = client.call_async(request)
+            if not self.wait(future, SERVICE_TIMEOUT_S):
+                raise CliError(EXIT_FAILED, f"no answer from {name} within {SERVICE_TIMEOUT_S:g} s")
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+
+def action_name(node: str, moveit: bool) -> str:
+    return f"{node}/moveit/follow_joint_trajectory" if moveit else f"{node}/follow_joint_trajectory"
+
+
+def constant_names(cls: type) -> dict[int, str]:
+    """Integer constants of a message class by value (SUCCESSFUL, INVALID_GOAL, ...)."""
+    return {
+        value: name
+        for name, value in vars(cls).items()
+        if name.isupper() and isinstance(value, int) and not isinstance(value, bool)
+    }
+
+
+def seconds_of(duration: Any) -> float:
+    return duration.sec + duration.nanosec * 1e-9
