@@ -22,7 +22,7 @@ import numpy as np
 from jtac_py import _native
 
 if TYPE_CHECKING:
-    from jtac_py.controller import Controller
+    from jtac_py.event_pump import EventPump
 
 __all__ = ["CYCLE_FIELD_DOCS", "RECORD_FIELDS", "ControllerState", "Recording"]
 
@@ -88,12 +88,12 @@ class Recording:
     keep (Python did not drain for longer than it holds); with a path, stop() saves an .npz there.
     """
 
-    def __init__(self, controller: Controller, fields: Sequence[str], path: str | Path | None) -> None:
-        self._controller = controller
+    def __init__(self, pump: EventPump, fields: Sequence[str], path: str | Path | None) -> None:
+        self._pump = pump
         self.fields = tuple(fields)
         self.path = Path(path) if path is not None else None
         self._chunks: list[dict[str, np.ndarray]] = []
-        self._dropped_at_start = controller._loop.dropped_records
+        self._dropped_at_start = pump.dropped_records
         self.dropped = 0
         self.active = True
 
@@ -107,7 +107,7 @@ class Recording:
     def data(self) -> dict[str, np.ndarray]:
         """Every row so far, one array per field (copies)."""
         if self.active:
-            self._controller._pump()
+            self._pump.pump()
         out = {}
         for f in self.fields:
             parts = [c[f] for c in self._chunks]
@@ -123,7 +123,7 @@ class Recording:
 
     def stop(self) -> None:
         if self.active:
-            self._controller._end_recording(self)
+            self._pump.end_recording(self)
             if self.path is not None:
                 self.save(self.path)
 

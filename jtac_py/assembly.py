@@ -1,0 +1,88 @@
+"""Assembly of a Controller's native parts from parameter values and an arm: the configured core
+(jtac_core's composed controller), the hardware thread (franka_hw's AsyncInterface on the arm's
+device, its limiter on the robot's limit table) and the controller thread (jtac_loop's ControlLoop),
+with the wrench source of every tip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jtac_py import _native, robots
+from jtac_py import config as jtac_config
+from jtac_py.hardware import Arm
+
+__all__ = ["LIMIT_MARGIN", "NativeParts", "assemble", "values_for_arm"]
+
+#: Fraction of the robot's published velocity/acceleration/jerk limits the hardware thread's final
+#: limiter allows (the rest is margin for the robot's own reflexes).
+LIMIT_MARGIN = 0.8
+
+
+def values_for_arm(config: Any, overrides: Mapping[str, Any], arm: Arm) -> dict[str, Any]:
+    """The parameter values of config and overrides on this arm: the arm decides the robot (hence
+    joint and frame names) and, having a sensor, the F/T sensor name, unless the caller set them."""
+    given = jtac_config.resolve(config, **overrides)
+    set_by_caller = set(overrides) | (set(config) if isinstance(config, Mapping) else set())
+    implied = {}
+    if given["robot"] != arm.robot and "robot" not in set_by_caller:
+        implied["robot"] = arm.robot
+    if not given["ft_sensor_name"] and "ft_sensor_name" not in set_by_caller:
+        implied["ft_sensor_name"] = arm.ft_sensor_name
+    if not implied:
+        return given
+    return jtac_config.resolve(config, **{**implied, **overrides})
+
+
+@dataclass(frozen=True)
+class NativeParts:
+    """What a Controller drives: the core, the hardware thread, the controller thread."""
+
+    core: Any  # _native.JtacController, configured
+    interface: Any  # _native.AsyncInterface on the arm's device
+    loop: Any  # _native.ControlLoop running the core's law
+    wrench_sources: list[str]  # per tip: "device", "external" or "none"
+
+
+def assemble(values: Mapping[str, Any], arm: Arm) -> NativeParts:
+    """The native parts for these (resolved) values on this arm; nothing starts yet."""
+    core = jtac_config.make_controller(values, urdf_xml=arm.urdf_xml)
+    priority = int(values["realtime_priority"])
+    cpus = list(values["cpu_affinity"])
+    interface = _native.AsyncInterface(
+        arm.device,
+        limit_margin=LIMIT_MARGIN,
+        fifo_priority=priority,
+        cpu=cpus[0] if cpus else -1,
+        late_commands=arm.late_commands,
+        **_limit_table(arm.robot),
+    )
+    loop = _native.ControlLoop(
+        interface,
+        core,
+        update_rate_hz=int(values["update_rate"]),
+        # Below the hardware thread: a late controller must never hold a robot packet off.
+        fifo_priority=max(0, priority - 10) if priority > 0 else 0,
+        cpu=cpus[-1] if cpus else -1,
+        record_capacity=int(values["record_buffer_cycles"]),
+    )
+    # Every law's brakes use the stop_accelerations in force (the JTAC reads its own parameter).
+    loop.set_stop_accelerations(list(values["stop_accelerations"]))
+    # Each tip's wrench: the arm's sensor, an external one (feed_wrench) or none (config.py).
+    sources = jtac_config.wrench_sources(values, arm.ft_sensor_name)
+    loop.set_wrench_sources(sources)
+    return NativeParts(core, interface, loop, sources)
+
+
+def _limit_table(robot: str) -> dict[str, Any]:
+    """The hardware limiter's keyword arguments from the robot's limit table."""
+    spec = robots.robot_spec(robot)
+    return {
+        "dq_max_rad_s": spec.dq_max_rad_s,
+        "ddq_max_rad_s2": spec.ddq_max_rad_s2,
+        "dddq_max_rad_s3": spec.dddq_max_rad_s3,
+        # The FR3's position-based velocity envelope (franka_hw/README.md); the Panda has none.
+        "position_based_velocity_limits": spec.velocity_bound_coeffs is not None,
+    }

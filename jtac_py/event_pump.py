@@ -1,0 +1,185 @@
+"""The Controller's event pump: the non-real-time side that takes the core's events (goal results,
+tares, a compliant stream's stop) and the recorded rows, and notices a hardware thread that ended
+by itself.
+
+In real time a *pump* thread runs ``pump()`` about every 10 ms; in lockstep every ``step()`` pumps.
+Nothing native ever waits for it: a Python thread that holds the GIL delays only this bookkeeping (a
+recording's rows wait in the native ring, which holds ``record_buffer_cycles`` cycles, and drop,
+counted, beyond).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from jtac_py import _native
+from jtac_py.law_slot import LawSlot
+from jtac_py.recording import _TIP_FIELDS, Recording
+from jtac_py.results import GoalHandle, GoalResult, TareResult
+
+__all__ = ["EventPump"]
+
+EventType = _native.EventType
+
+_PUMP_PERIOD_S = 0.010  # the native ring holds seconds of rows; 10 ms keeps latency of results low
+_MAX_EVENTS = 10000  # events kept in Controller.events; the older half goes when it is full
+_GOAL_ENDS = (EventType.GOAL_SUCCEEDED, EventType.GOAL_ABORTED, EventType.GOAL_CANCELED)
+
+
+class EventPump:
+    """Goals waiting for results, tares waiting for outcomes, recordings, and the pump thread.
+
+    Everything here is guarded by `lock` (shared with the law slot): a goal is registered under it
+    from submission on, so the pump never sees a goal's events before its handle exists.
+    """
+
+    def __init__(self, core: Any, loop: Any, interface: Any, arm: Any, slot: LawSlot, lock: threading.RLock):
+        self._core = core
+        self._loop = loop
+        self._interface = interface
+        self._arm = arm
+        self._slot = slot
+        self.lock = lock
+        self.goals: dict[int, GoalHandle] = {}
+        self.tares: dict[int, concurrent.futures.Future[TareResult]] = {}
+        self.recordings: list[Recording] = []
+        self.events: list[Any] = []  # every core event since start, oldest first (bounded)
+        #: Why the hardware thread stopped by itself, None while it runs.
+        self.hardware_error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ---------------------------------------------------------------------------- the thread
+    def start_thread(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="jtac-pump", daemon=True)
+        self._thread.start()
+
+    def stop_thread(self) -> None:
+        """Joins the pump thread, then looks at the hardware once more (it may have died meanwhile)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.check_hardware()
+
+    def _run(self) -> None:
+        while not self._stop.wait(_PUMP_PERIOD_S):
+            try:
+                self.check_hardware()
+                self.pump()
+            except Exception as error:  # keep pumping: a lost pump would lose every later result
+                warnings.warn(f"jtac pump: {error!r}", RuntimeWarning, stacklevel=1)
+
+    def check_hardware(self) -> None:
+        """The hardware thread ended by itself (a device error, e.g. a libfranka reflex): stops the
+        controller thread, which resolves the pending goals (INVALID_STATE), and keeps the reason, with
+        the device's own message, for their results. Real time only."""
+        if self.hardware_error is not None or self._interface.running:
+            return
+        status = self._interface.exit_status
+        if status == _native.DeviceStatus.OK:  # not started, or stopped by stop()
+            return
+        detail = self._arm.last_error
+        reason = f"the hardware thread stopped: {status.name}"
+        self.hardware_error = f"{reason}: {detail}" if detail else reason
+        self._loop.stop()
+
+    # ---------------------------------------------------------------------------- the pump
+    def pump(self) -> None:
+        """Takes the core's events and the recorded rows (non-real-time side)."""
+        with self.lock:
+            if self.recordings:
+                chunk = self._loop.drain()
+                num_tips = int(self._core.num_tips)
+                for name in _TIP_FIELDS:
+                    chunk[name] = chunk[name][:, :num_tips]
+                if len(chunk["time"]):
+                    for recording in self.recordings:
+                        recording._append(chunk)
+            for event in self._core.poll_events():
+                self._on_event(event)
+            self._slot.poll()
+
+    # ---------------------------------------------------------------------------- recordings
+    @property
+    def dropped_records(self) -> int:
+        """Rows the native ring dropped since the loop was built."""
+        return int(self._loop.dropped_records)
+
+    def add_recording(self, fields: Sequence[str], path: str | Path | None) -> Recording:
+        with self.lock:
+            if not self.recordings:
+                self._loop.drain()  # rows of an earlier recording's tail belong to nobody
+                self._loop.start_recording()
+            recording = Recording(self, fields, path)
+            self.recordings.append(recording)
+        return recording
+
+    def end_recording(self, recording: Recording) -> None:
+        with self.lock:
+            self.pump()
+            recording.dropped = self.dropped_records - recording._dropped_at_start
+            recording.active = False
+            if recording in self.recordings:
+                self.recordings.remove(recording)
+            if not self.recordings:
+                self._loop.stop_recording()
+
+    # ---------------------------------------------------------------------------- events
+    def _on_event(self, event: Any) -> None:
+        self.events.append(event)
+        if len(self.events) > _MAX_EVENTS:
+            del self.events[: _MAX_EVENTS // 2]
+        if event.type in (EventType.TARE_SUCCEEDED, EventType.TARE_FAILED):
+            self._tare_done(event)
+        elif event.goal_id == 0 and event.type == EventType.GOAL_ABORTED:
+            # A compliant stream's stop (threshold, non-finite reading or offset): the stream brakes.
+            self._slot.stopped(event.message)
+        elif event.goal_id in self.goals:
+            self._goal_event(self.goals[event.goal_id], event)
+
+    def _tare_done(self, event: Any) -> None:
+        future = self.tares.pop(event.joint, None)  # the event's joint field carries the tip
+        if future is not None and not future.done():
+            ok = event.type == EventType.TARE_SUCCEEDED
+            future.set_result(TareResult(ok, event.message, float(event.value) if ok else math.nan))
+
+    def _goal_event(self, handle: GoalHandle, event: Any) -> None:
+        handle.events.append(event)
+        if event.type == EventType.GOAL_STARTED:
+            handle.start_time_s = event.time_s
+        elif event.type == EventType.STOP_STARTED:
+            handle.stop_time_s = event.time_s
+            handle.predicted_stop_duration_s = event.stop_duration_s
+        elif event.type in _GOAL_ENDS:
+            handle._resolve(
+                GoalResult(
+                    code=event.code,
+                    message=self._result_message(handle, event),
+                    goal_id=event.goal_id,
+                    canceled=event.type == EventType.GOAL_CANCELED,
+                    start_time_s=handle.start_time_s,
+                    end_time_s=event.time_s,
+                    stop_time_s=handle.stop_time_s,
+                    predicted_stop_duration_s=handle.predicted_stop_duration_s,
+                )
+            )
+            del self.goals[event.goal_id]
+
+    def _result_message(self, handle: GoalHandle, event: Any) -> str:
+        """The core's message with why it was handed over, the hardware's error and intake's warning."""
+        message = event.message
+        if event.detail == _native.EventDetail.HANDED_OVER and self._slot.handover_reason:
+            message = f"{message}: {self._slot.handover_reason}"
+        if self.hardware_error is not None and event.type != EventType.GOAL_SUCCEEDED:
+            message = f"{message} ({self.hardware_error})"
+        if handle.warning:
+            message = f"{message} (warning: {handle.warning})" if message else f"warning: {handle.warning}"
+        return message
