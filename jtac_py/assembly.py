@@ -6,6 +6,7 @@ with the wrench source of every tip.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,43 @@ class NativeParts:
     interface: Any  # _native.AsyncInterface on the arm's device
     loop: Any  # _native.ControlLoop running the core's law
     wrench_sources: list[str]  # per tip: "device", "external" or "none"
+
+    def start_threads(self, arm: Arm, realtime_priority: int) -> int:
+        """Real time: starts the hardware thread, the controller thread, then the arm's motion (a real
+        arm expects a command every millisecond from its Move on, so the hardware thread waits for it
+        first); both threads stop again when the motion does not start. Returns the loop's cycle count
+        before the start (wait_for_cycle_after waits past it)."""
+        cycles_before = int(self.loop.timing()["cycles"])
+        self.interface.start()
+        self.loop.start()
+        try:
+            # Just below the hardware thread: the handover from the Move to it is not preempted.
+            arm.start_motion(fifo_priority=max(0, realtime_priority - 1))
+        except BaseException:
+            self.loop.stop()
+            self.interface.stop()
+            raise
+        return cycles_before
+
+    def wait_for_cycle_after(self, cycles_before: int, arm: Arm, timeout_s: float = 2.0) -> None:
+        """Until the controller thread has run a cycle of this start (after a restart the snapshot is
+        still the last cycle before the stop); RuntimeError with the hardware's state after timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        while self.loop.timing()["cycles"] <= cycles_before:
+            if time.monotonic() > deadline:
+                error = arm.last_error
+                raise RuntimeError(
+                    f"no controller cycle within {timeout_s} s of start() "
+                    f"(hardware: {self.interface.exit_status.name}{': ' + error if error else ''})"
+                )
+            time.sleep(0.001)
+
+    def stop_threads(self, arm: Arm) -> None:
+        """Real time: stops both threads and, at once, the arm's motion (a real arm without commands
+        aborts after 20 ms)."""
+        self.loop.stop()
+        self.interface.stop()
+        arm.finish_motion()
 
 
 def assemble(values: Mapping[str, Any], arm: Arm) -> NativeParts:

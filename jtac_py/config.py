@@ -26,9 +26,11 @@ parameter, the value and the rule; errors of the native ``configure`` are ValueE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from jtac_py import _native, robots
 from jtac_py.parameters import ParameterError, Schema, default_schema, tip_ft_sensor_names
@@ -276,6 +278,29 @@ def wrench_sources(values: Mapping[str, Any], arm_sensor_name: str) -> list[str]
     if not arm_tips and arm_sensor_name and names and names[0]:
         arm_tips = {0}
     return ["device" if k in arm_tips else "external" if name else "none" for k, name in enumerate(names)]
+
+
+def external_tip(
+    sensor_frames: Sequence[str], sources: Sequence[str], sensor_frame: str, wrench_n_nm: Sequence[float]
+) -> tuple[int, np.ndarray]:
+    """The tip of `sensor_frame` and the reading [Fx Fy Fz Tx Ty Tz] [N, N·m] as 6 floats, for a
+    reading handed over from an external sensor (``Controller.feed_wrench``). ValueError for an unknown
+    frame, a tip whose source (``wrench_sources``) is not "external" or a wrench that is not 6 numbers."""
+    if sensor_frame not in sensor_frames:
+        raise ValueError(
+            f"sensor_frame '{sensor_frame}' is not a sensor frame of this controller: {list(sensor_frames)}"
+        )
+    tip = list(sensor_frames).index(sensor_frame)
+    if sources[tip] != "external":
+        reason = "reads the arm's own sensor" if sources[tip] == "device" else "has no force/torque sensor"
+        raise ValueError(
+            f"feed_wrench({sensor_frame}): tip {tip} {reason}; only a tip whose sensor is not the "
+            "arm's (ft_sensors.<frame>.name) takes readings"
+        )
+    wrench = np.asarray(wrench_n_nm, dtype=float).reshape(-1)
+    if wrench.shape != (6,):
+        raise ValueError(f"feed_wrench({sensor_frame}): wrench has {wrench.size} values, expected 6")
+    return tip, wrench
 
 
 def robot_joint_limits(values: Mapping[str, Any]) -> dict[str, list[float]]:

@@ -2,31 +2,25 @@
 
 Threads: the hardware real-time thread (C++, 1 kHz) reads the robot, rate-matches the newest
 controller command and writes; the controller thread (C++, ``update_rate``) runs the law in the
-loop's slot; this module submits goals, cancels, parameters and tares through the core's
-preallocated mailboxes, and the event pump (``jtac_py.event_pump``) takes the events and recorded
-rows. Nothing native ever waits for Python.
+loop's slot; Python submits goals, cancels, parameters and tares through preallocated mailboxes and
+the event pump takes the events and recorded rows. Nothing native ever waits for Python. With a
+lockstep ``SimulatedArm`` nothing runs by itself: ``step()`` advances the robot 1 ms at a time, and
+the blocking calls step it until they are done, so a script reads the same in both modes.
 
-With a lockstep ``SimulatedArm`` nothing runs by itself: ``step()`` advances the robot by 1 ms
-packets on a virtual clock, and the blocking calls (``follow()``, ``GoalHandle.result()``,
-``zero_fts()``) step the simulation until they are done, so a script reads the same in both modes.
-
-The Controller is the API's one entry point and delegates: the arm is built by ``jtac_py.arms``,
-the native parts by ``jtac_py.assembly``, the loop's one law slot (goals through the JTAC, streams,
-custom laws, the hand-over between them) is ``jtac_py.law_slot``, results and handles are
-``jtac_py.results``. Inputs are checked by the same code the ROS node uses: parameters by the schema
-(ParameterError names parameter, value and rule), goals by the core (a rejected goal is a result,
-INVALID_GOAL / INVALID_JOINTS naming field, joint and value, as an action client sees it).
+The Controller is the API's one entry point and delegates: arms (``arms``), the native parts
+(``assembly``), the loop's one law slot — the JTAC, a stream or a custom law, and the hand-over
+between them (``law_slot``, ``custom_law``) —, goal intake and results (``goal_intake``,
+``results``), events (``event_pump``), lockstep stepping (``lockstep``), the read side
+(``loop_view``). Parameters are checked by the schema (ParameterError names parameter, value and
+rule), goals by the core (a rejected goal is a result naming field, joint and value).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
-import math
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,7 +35,9 @@ from jtac_py.goal_intake import GoalIntake
 from jtac_py.goals import Trajectory
 from jtac_py.hardware import Arm
 from jtac_py.law_slot import LawSlot, StreamTenant, stream_law
-from jtac_py.recording import _TIP_FIELDS, RECORD_FIELDS, ControllerState, Recording
+from jtac_py.lockstep import PACKET_S, Stepper
+from jtac_py.loop_view import LoopView
+from jtac_py.recording import RECORD_FIELDS, ControllerState, Recording
 from jtac_py.results import GoalError, GoalHandle, GoalResult, TareResult, await_result, wait_for
 from jtac_py.streaming import Stream
 
@@ -66,10 +62,8 @@ StreamState = _native.StreamState
 EventType = _native.EventType
 ControllerMode = _native.ControllerMode
 
-_LOCKSTEP_CHUNK = 10  # packets stepped between two pumps while a blocking call steps the simulation
 
-
-class Controller:
+class Controller(LoopView):
     """Joint trajectory execution with Cartesian admittance on a native control loop.
 
     Args:
@@ -88,39 +82,22 @@ class Controller:
         self._schema = parameters.default_schema()
         self._lockstep = bool(hardware.lockstep)
         parts = assemble(self._values, hardware)
-        self._core, self._interface, self._loop = parts.core, parts.interface, parts.loop
-        self._wrench_sources = parts.wrench_sources
         lock = threading.RLock()  # the goal table, the slot, recordings and the pump
-        step_until = self._step_until if self._lockstep else None
-        self._slot = LawSlot(self._loop, lock, lambda: self._values["stop_accelerations"], step_until)
-        self._events = EventPump(self._core, self._loop, self._interface, hardware, self._slot, lock)
+        stepper = Stepper(parts.loop, lambda: self._events.pump()) if self._lockstep else None
+        step_until = stepper.step_until if stepper else None
+        self._slot = LawSlot(parts.loop, lock, lambda: self._values["stop_accelerations"], step_until)
+        super().__init__(
+            parts, EventPump(parts.core, parts.loop, parts.interface, hardware, self._slot, lock), stepper
+        )
         self.events = self._events.events  # every core event since start, oldest first (bounded)
+        wait_a_cycle = stepper.step_cycle if stepper else lambda: time.sleep(0.001)
         self._intake = GoalIntake(
-            self._core, self._slot, self._events, self.controller_time, self._wait_a_cycle, self
+            self._core, self._slot, self._events, self.controller_time, wait_a_cycle, step_until
         )
         self._last_law: CustomLawTenant | None = None  # its error stays until the next use_law()
         self._started = False
 
     # ---------------------------------------------------------------------------- properties
-    @property
-    def joint_names(self) -> list[str]:
-        return list(self._core.joint_names)
-
-    @property
-    def sensor_frames(self) -> list[str]:
-        return list(self._core.sensor_frames)
-
-    @property
-    def num_tips(self) -> int:
-        """Tips the controller has (one per sensor frame): the rows of the wrenches_* fields."""
-        return int(self._core.num_tips)
-
-    @property
-    def wrench_sources(self) -> dict[str, str]:
-        """Where each tip's wrench comes from, by sensor frame: "device" (the arm's sensor),
-        "external" (readings handed over by feed_wrench) or "none" (no sensor: zero)."""
-        return dict(zip(self.sensor_frames, self._wrench_sources, strict=True))
-
     @property
     def values(self) -> dict[str, Any]:
         """The parameter values in force (a copy)."""
@@ -133,15 +110,6 @@ class Controller:
     @property
     def running(self) -> bool:
         return self._started
-
-    @property
-    def update_rate_hz(self) -> int:
-        return self._loop.update_rate_hz
-
-    @property
-    def hardware_error(self) -> str | None:
-        """Why the hardware thread stopped by itself (e.g. a libfranka reflex), None while it runs."""
-        return self._events.hardware_error
 
     # ---------------------------------------------------------------------------- start / stop
     def start(self) -> Controller:
@@ -156,46 +124,27 @@ class Controller:
             )
         self._started = True
         if not self._lockstep:
-            self._start_threads()
-        return self
-
-    def _start_threads(self) -> None:
-        cycles_before = self._loop.timing()["cycles"]
-        self._interface.start()
-        self._loop.start()
-        # A real arm's motion starts only now, with the hardware thread already waiting for it: the
-        # robot expects a command every millisecond from the Move on.
-        try:
-            # Just below the hardware thread: the handover from the Move to it is not preempted.
-            self.hardware.start_motion(fifo_priority=max(0, int(self._values["realtime_priority"]) - 1))
-        except BaseException:
-            self._loop.stop()
-            self._interface.stop()
-            self._started = False
-            raise
-        self._events.start_thread()
-        # After a restart the snapshot is still the last cycle before the stop: wait for a new one.
-        deadline = time.monotonic() + 2.0
-        while self._loop.timing()["cycles"] <= cycles_before:
-            if time.monotonic() > deadline:
-                error = self.hardware.last_error
-                raise RuntimeError(
-                    "no controller cycle within 2.0 s of start() "
-                    f"(hardware: {self._interface.exit_status.name}{': ' + error if error else ''})"
+            try:
+                cycles_before = self._parts.start_threads(
+                    self.hardware, int(self._values["realtime_priority"])
                 )
-            time.sleep(0.001)
+            except BaseException:
+                self._started = False
+                raise
+            self._events.start_thread()
+            self._parts.wait_for_cycle_after(cycles_before, self.hardware)
+        return self
 
     def stop(self) -> None:
         """Stops both threads; a goal still running ends ABORTED (INVALID_STATE). A FrankaArm's motion
         ends with them (finish_motion()). Idempotent."""
         if not self._started:
             return
-        if not self._lockstep:
+        if self._lockstep:
+            self._loop.stop()
+        else:
             self._events.stop_thread()  # first: it may stop the controller thread itself
-        self._loop.stop()
-        if not self._lockstep:
-            self._interface.stop()
-            self.hardware.finish_motion()  # at once: a real arm without commands aborts after 20 ms
+            self._parts.stop_threads(self.hardware)
         self._events.pump()
         for recording in list(self._events.recordings):
             recording.stop()
@@ -219,9 +168,7 @@ class Controller:
         if not self._lockstep:
             raise RuntimeError("step() needs a lockstep SimulatedArm (clock='lockstep')")
         self._require_started()
-        status = self._loop.step(int(packets))
-        self._events.pump()
-        return status
+        return self._stepper.step(packets)
 
     # ---------------------------------------------------------------------------- goals
     def follow(
@@ -267,7 +214,7 @@ class Controller:
         A canceled task cancels the goal (the arm stops in minimum time).
         """
         handle = self._submit(trajectory, admittance, tolerances, thresholds, joint_damping_per_s)
-        lockstep = (self._sim_time, lambda: self.step(_LOCKSTEP_CHUNK)) if self._lockstep else None
+        lockstep = (self._stepper.time_s, self._stepper.step_chunk) if self._stepper else None
         return await await_result(handle, timeout, lockstep)
 
     def _submit(self, trajectory: Any, admittance: Any, tolerances: Any, thresholds: Any, damping: float):
@@ -326,21 +273,17 @@ class Controller:
         self._require_started()
         with self._events.lock:
             self._slot.require_jtac("stream()")
-            options = {
-                "chunk_capacity": int(chunk_capacity),
-                "blend_window_s": float(blend_window_s),
-                "timeout_s": float(timeout_s),
-                "ensemble_weight": float(ensemble_weight),
-            }
-            stop_accelerations = self._values["stop_accelerations"]
             law = stream_law(
                 self._loop,
                 self.update_rate_hz,
-                stop_accelerations,
-                options,
-                admittance,
-                thresholds,
-                joint_damping_per_s,
+                self._values["stop_accelerations"],
+                admittance=admittance,
+                thresholds=thresholds,
+                joint_damping_per_s=joint_damping_per_s,
+                chunk_capacity=int(chunk_capacity),
+                blend_window_s=float(blend_window_s),
+                timeout_s=float(timeout_s),
+                ensemble_weight=float(ensemble_weight),
             )
             stream = Stream(self, law)
             self._slot.hand_to(StreamTenant(stream), law)
@@ -441,24 +384,22 @@ class Controller:
         self._require_started()
         frames = self.sensor_frames
         frame = sensor_frame if sensor_frame is not None else (frames[0] if frames else "")
-        tip = self._tip(frame, "sensor_frame")
+        if frame not in frames:
+            raise ValueError(f"sensor_frame '{frame}' is not a sensor frame of this controller: {frames}")
         if self._slot.in_use():
             raise RuntimeError(
                 f"zero_fts({frame}): tare refused: {self._slot.in_use()}; zero the sensor with the arm "
                 "idle and unloaded, before opening it or after closing it"
             )
-        if self._lockstep and self._loop.snapshot() is None:
-            self.step(self._loop.packets_per_cycle)  # the controller runs once, as in real time
-        future: concurrent.futures.Future[TareResult] = concurrent.futures.Future()
-        with self._events.lock:
-            self._events.tares[tip] = future
-        message = self._core.request_zero_fts(tip)
-        if message:
-            with self._events.lock:
-                self._events.tares.pop(tip, None)
-            raise RuntimeError(f"zero_fts({frame}): {message}")
-        step_until = self._step_until if self._lockstep else None
-        return wait_for(future, timeout, step_until, f"zero_fts({frame}) not done")
+        if self._stepper and self._loop.snapshot() is None:
+            self._stepper.step_cycle()  # the controller runs once, as in real time
+        future = self._events.request_tare(frames.index(frame), f"zero_fts({frame})")
+        return wait_for(
+            future,
+            timeout,
+            self._stepper.step_until if self._stepper else None,
+            f"zero_fts({frame}) not done",
+        )
 
     def feed_wrench(self, sensor_frame: str, wrench_n_nm: Sequence[float]) -> None:
         """Hands over the newest reading of an external force/torque sensor: the tip of `sensor_frame`
@@ -466,98 +407,19 @@ class Controller:
         [N, N·m] in the sensor frame's axes, about its origin; held until the next reading; a
         non-finite value is a sensor fault. Never waits; any thread. ValueError for an unknown frame,
         a tip that does not read an external sensor or a wrench that is not 6 numbers."""
-        tip = self._tip(sensor_frame, "sensor_frame")
-        source = self._wrench_sources[tip]
-        if source != "external":
-            reason = "reads the arm's own sensor" if source == "device" else "has no force/torque sensor"
-            raise ValueError(
-                f"feed_wrench({sensor_frame}): tip {tip} {reason}; only a tip whose sensor is not the "
-                "arm's (ft_sensors.<frame>.name) takes readings"
-            )
-        wrench = np.asarray(wrench_n_nm, dtype=float).reshape(-1)
-        if wrench.shape != (6,):
-            raise ValueError(f"feed_wrench({sensor_frame}): wrench has {wrench.size} values, expected 6")
+        tip, wrench = jtac_config.external_tip(
+            self.sensor_frames, self._parts.wrench_sources, sensor_frame, wrench_n_nm
+        )
         self._loop.feed_wrench(tip, wrench)
-
-    def _tip(self, frame: str, name: str) -> int:
-        frames = self.sensor_frames
-        if frame not in frames:
-            raise ValueError(f"{name} '{frame}' is not a sensor frame of this controller: {frames}")
-        return frames.index(frame)
-
-    # ---------------------------------------------------------------------------- state
-    @property
-    def state(self) -> ControllerState | None:
-        """The last controller cycle; None before the first."""
-        snap = self._loop.snapshot()
-        if snap is None:
-            return None
-        for name in _TIP_FIELDS:
-            snap[name] = snap[name][: self.num_tips]
-        return ControllerState(**snap)
-
-    def controller_time(self) -> float:
-        """The controller clock [s]: the robot time of the last cycle's state (goals' start times and
-        results are on this clock)."""
-        if self._lockstep and self._loop.snapshot() is None:
-            self.step(self._loop.packets_per_cycle)
-        snap = self._loop.snapshot()
-        if snap is None:
-            raise RuntimeError("no controller cycle yet: call start() first")
-        return float(snap["time"])
-
-    def timing(self) -> dict[str, Any]:
-        """Loop timing: the controller's counters, the hardware thread's packet counters and dEXT."""
-        return {
-            "loop": self._loop.timing(),
-            "hardware": self._interface.counters(),
-            "dext": self._interface.latency(),
-        }
-
-    def packet_trace(self) -> dict[str, np.ndarray]:
-        """The hardware thread's flight recorder: its last 256 packets (oldest first) as column arrays
-        (see _native.AsyncInterface.packet_trace). After the thread stopped — stop(), or a device error
-        such as a reflex, where it shows what the robot was sent just before. Raises while it runs."""
-        return self._interface.packet_trace()
-
-    def device_command(self) -> tuple[np.ndarray, np.ndarray]:
-        """(q_d [rad], dq_d [rad/s]) of the last 1 kHz packet written to the robot, after rate matching
-        and the limiter. Lockstep (or stopped) only: in real time the hardware thread owns it."""
-        return self._interface.last_command()
-
-    def record(self, fields: Iterable[str] | None = None, path: str | Path | None = None) -> Recording:
-        """Starts recording every controller cycle; use as a context manager or call stop().
-
-        fields: a subset of RECORD_FIELDS (default all). path: .npz written by stop().
-        """
-        chosen = tuple(RECORD_FIELDS if fields is None else fields)
-        unknown = [f for f in chosen if f not in RECORD_FIELDS]
-        if unknown:
-            raise ValueError(f"record: unknown field(s) {unknown}; known: {list(RECORD_FIELDS)}")
-        return self._events.add_recording(chosen, path)
 
     # ---------------------------------------------------------------------------- internals
     def _require_started(self) -> None:
         if not self._started:
             raise RuntimeError("the controller is not started: call start() (or use it as a context manager)")
 
-    def _wait_a_cycle(self) -> None:
-        if self._lockstep:
-            self.step(self._loop.packets_per_cycle)
-        else:
-            time.sleep(0.001)
-
     def _sim_time(self) -> float:
-        return self._loop.packets * 0.001
-
-    def _step_until(self, done: Any, timeout: float | None) -> None:
-        deadline = None if timeout is None else self._loop.packets + math.ceil(timeout * 1000.0)
-        while not done():
-            if deadline is not None and self._loop.packets >= deadline:
-                return
-            status = self.step(_LOCKSTEP_CHUNK)
-            if status != _native.DeviceStatus.OK:
-                raise RuntimeError(f"the simulated arm stopped: {status.name}")
+        """Stream.now() in lockstep: the simulated time [s]."""
+        return self._loop.packets * PACKET_S
 
     def __repr__(self) -> str:
         state = "started" if self._started else "stopped"

@@ -107,6 +107,20 @@ class EventPump:
                 self._on_event(event)
             self._slot.poll()
 
+    # ---------------------------------------------------------------------------- tares
+    def request_tare(self, tip: int, what: str) -> concurrent.futures.Future[TareResult]:
+        """Asks the core to tare tip's sensor: the future resolves with the outcome's event.
+        RuntimeError "<what>: <the core's message>" when the core refuses at once."""
+        future: concurrent.futures.Future[TareResult] = concurrent.futures.Future()
+        with self.lock:
+            self.tares[tip] = future
+        message = self._core.request_zero_fts(tip)
+        if message:
+            with self.lock:
+                self.tares.pop(tip, None)
+            raise RuntimeError(f"{what}: {message}")
+        return future
+
     # ---------------------------------------------------------------------------- recordings
     @property
     def dropped_records(self) -> int:

@@ -36,7 +36,7 @@ class GoalIntake:
         slot, pump: the loop's law slot and the Controller's event pump.
         now_s: the controller time of the last cycle [s] (a goal's time of receipt).
         wait_a_cycle: lets the controller run a cycle (lockstep: steps the arm; real time: sleeps).
-        owner: what a GoalHandle cancels and waits through (the Controller).
+        step_until: a lockstep arm's stepping (None in real time), through which a handle waits.
     """
 
     def __init__(
@@ -46,14 +46,14 @@ class GoalIntake:
         pump: EventPump,
         now_s: Callable[[], float],
         wait_a_cycle: Callable[[], None],
-        owner: Any,
+        step_until: Callable[[Callable[[], bool], float | None], None] | None,
     ) -> None:
         self._core = core
         self._slot = slot
         self._pump = pump
         self._now_s = now_s
         self._wait_a_cycle = wait_a_cycle
-        self._owner = owner
+        self._step_until = step_until
 
     def submit(self, goal: Any) -> GoalHandle:
         """The goal's handle: registered with the pump, or already resolved when refused."""
@@ -73,7 +73,7 @@ class GoalIntake:
                 if self._pump.hardware_error is not None:
                     message = f"{message} ({self._pump.hardware_error})"
                 return self._resolved(GoalResult(result.code, message, result.goal_id))
-            handle = GoalHandle(self._owner, result.goal_id)
+            handle = GoalHandle(result.goal_id, self._core.request_cancel, self._step_until)
             handle.warning = result.warning
             if result.warning:
                 _log.warning("goal %d accepted with a warning: %s", result.goal_id, result.warning)
@@ -81,6 +81,6 @@ class GoalIntake:
         return handle
 
     def _resolved(self, result: GoalResult) -> GoalHandle:
-        handle = GoalHandle(self._owner, result.goal_id)
+        handle = GoalHandle(result.goal_id, self._core.request_cancel, self._step_until)
         handle._resolve(result)
         return handle

@@ -86,14 +86,15 @@ def stream_law(
     loop: Any,
     update_rate_hz: int,
     stop_accelerations_rad_s2: Sequence[float],
-    options: dict[str, Any],
+    *,
     admittance: Any,
     thresholds: Sequence[float] | None,
     joint_damping_per_s: float,
+    **options: Any,
 ) -> Any:
-    """The native StreamLaw of Controller.stream() (options: its blend, timeout, ensemble weight and
-    chunk capacity); with an admittance set, thresholds or joint damping the law is compliant, its
-    set validated as a goal's (ValueError naming field, tip and axis)."""
+    """The native StreamLaw of Controller.stream() (options: its chunk_capacity, blend_window_s,
+    timeout_s and ensemble_weight); with an admittance set, thresholds or joint damping the law is
+    compliant, its set validated as a goal's (ValueError naming field, tip and axis)."""
     compliance: dict[str, Any] = {}
     if admittance is not None or thresholds is not None or joint_damping_per_s:
         compliance = {

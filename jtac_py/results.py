@@ -85,11 +85,20 @@ def wait_for(
 
 
 class GoalHandle:
-    """A submitted goal: result(timeout), done(), cancel(); awaitable through Controller.follow_async."""
+    """A submitted goal: result(timeout), done(), cancel(); awaitable through Controller.follow_async.
 
-    def __init__(self, controller: Any, goal_id: int) -> None:
-        self._controller = controller
+    cancel: asks the core to stop a goal by id; step_until: a lockstep arm's stepping (None in real
+    time), through which result() waits."""
+
+    def __init__(
+        self,
+        goal_id: int,
+        cancel: Callable[[int], Any],
+        step_until: Callable[[Callable[[], bool], float | None], None] | None,
+    ) -> None:
         self.goal_id = goal_id
+        self._cancel = cancel
+        self._step_until = step_until
         self._future: concurrent.futures.Future[GoalResult] = concurrent.futures.Future()
         self.start_time_s: float | None = None
         self.stop_time_s: float | None = None
@@ -105,15 +114,14 @@ class GoalHandle:
     def cancel(self) -> None:
         """Ask the controller to stop this goal (a minimum-time stop; the result follows at rest)."""
         if not self.done():
-            self._controller._core.request_cancel(self.goal_id)
+            self._cancel(self.goal_id)
 
     def result(self, timeout: float | None = None) -> GoalResult:
         """The result; waits up to timeout seconds (lockstep: of simulated time, stepping the arm).
 
         Raises TimeoutError when it is not there in time (the goal keeps running).
         """
-        step_until = self._controller._step_until if self._controller.lockstep else None
-        return wait_for(self._future, timeout, step_until, f"goal {self.goal_id} not finished")
+        return wait_for(self._future, timeout, self._step_until, f"goal {self.goal_id} not finished")
 
     def _resolve(self, result: GoalResult) -> None:
         if not self._future.done():
