@@ -1,18 +1,13 @@
 """The Python API without ROS: ``Controller(hardware, config)`` over the native control loop.
 
-Threads: the hardware real-time thread (C++, 1 kHz) reads the robot, rate-matches the newest
-controller command and writes; the controller thread (C++, ``update_rate``) runs the law in the
-loop's slot; Python submits goals, cancels, parameters and tares through preallocated mailboxes and
-the event pump takes the events and recorded rows. Nothing native ever waits for Python. With a
-lockstep ``SimulatedArm`` nothing runs by itself: ``step()`` advances the robot 1 ms at a time, and
-the blocking calls step it until they are done, so a script reads the same in both modes.
-
-The Controller is the API's one entry point and delegates: arms (``arms``), the native parts
-(``assembly``), the loop's one law slot — the JTAC, a stream or a custom law, and the hand-over
-between them (``law_slot``, ``custom_law``) —, goal intake and results (``goal_intake``,
-``results``), events (``event_pump``), lockstep stepping (``lockstep``), the read side
-(``loop_view``). Parameters are checked by the schema (ParameterError names parameter, value and
-rule), goals by the core (a rejected goal is a result naming field, joint and value).
+The hardware thread (C++, 1 kHz) and the controller thread (C++, ``update_rate``) never wait for
+Python, which talks to them through preallocated mailboxes. On a lockstep ``SimulatedArm`` nothing
+runs by itself: ``step()`` advances the robot 1 ms at a time and the blocking calls step it until
+they are done. The Controller is the API's one entry point and delegates: arms (``arms``), native
+parts (``assembly``), the loop's one law slot — the JTAC, a stream or a custom law, and the
+hand-over between them (``law_slot``, ``custom_law``) —, goals (``goal_intake``, ``results``),
+events (``event_pump``), stepping (``lockstep``), the read side (``loop_view``). Parameters are
+checked by the schema (ParameterError), goals by the core (a rejected goal is a result).
 """
 
 from __future__ import annotations
@@ -25,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from jtac_py import _native, goals, laws, parameters
+from jtac_py import _native, laws, parameters
 from jtac_py import config as jtac_config
 from jtac_py.arms import build_arm
 from jtac_py.assembly import LIMIT_MARGIN, assemble, values_for_arm
@@ -80,10 +75,9 @@ class Controller(LoopView):
         self.hardware = hardware
         self._values = values_for_arm(config, overrides, hardware)
         self._schema = parameters.default_schema()
-        self._lockstep = bool(hardware.lockstep)
         parts = assemble(self._values, hardware)
         lock = threading.RLock()  # the goal table, the slot, recordings and the pump
-        stepper = Stepper(parts.loop, lambda: self._events.pump()) if self._lockstep else None
+        stepper = Stepper(parts.loop, lambda: self._events.pump()) if hardware.lockstep else None
         step_until = stepper.step_until if stepper else None
         self._slot = LawSlot(parts.loop, lock, lambda: self._values["stop_accelerations"], step_until)
         super().__init__(
@@ -104,10 +98,6 @@ class Controller(LoopView):
         return dict(self._values)
 
     @property
-    def lockstep(self) -> bool:
-        return self._lockstep
-
-    @property
     def running(self) -> bool:
         return self._started
 
@@ -122,17 +112,12 @@ class Controller(LoopView):
                 f"the hardware stopped with an error: {error}; clear it first "
                 "(FrankaArm.automatic_error_recovery())"
             )
-        self._started = True
-        if not self._lockstep:
-            try:
-                cycles_before = self._parts.start_threads(
-                    self.hardware, int(self._values["realtime_priority"])
-                )
-            except BaseException:
-                self._started = False
-                raise
+        if self._stepper is None:
+            cycles_before = self._parts.start_threads(self.hardware, int(self._values["realtime_priority"]))
+            self._started = True  # before the wait: a start that times out is stopped by stop()
             self._events.start_thread()
             self._parts.wait_for_cycle_after(cycles_before, self.hardware)
+        self._started = True
         return self
 
     def stop(self) -> None:
@@ -140,7 +125,7 @@ class Controller(LoopView):
         ends with them (finish_motion()). Idempotent."""
         if not self._started:
             return
-        if self._lockstep:
+        if self._stepper is not None:
             self._loop.stop()
         else:
             self._events.stop_thread()  # first: it may stop the controller thread itself
@@ -165,7 +150,7 @@ class Controller(LoopView):
 
         Returns the DeviceStatus (OK, or the first status that is not).
         """
-        if not self._lockstep:
+        if self._stepper is None:
             raise RuntimeError("step() needs a lockstep SimulatedArm (clock='lockstep')")
         self._require_started()
         return self._stepper.step(packets)
@@ -217,17 +202,9 @@ class Controller(LoopView):
         lockstep = (self._stepper.time_s, self._stepper.step_chunk) if self._stepper else None
         return await await_result(handle, timeout, lockstep)
 
-    def _submit(self, trajectory: Any, admittance: Any, tolerances: Any, thresholds: Any, damping: float):
+    def _submit(self, trajectory: Any, *goal_options: Any) -> GoalHandle:
         self._require_started()
-        goal = goals.jtac_goal(
-            trajectory,
-            self.joint_names,
-            admittance=admittance,
-            tolerances=tolerances,
-            thresholds=thresholds,
-            joint_damping_per_s=damping,
-        )
-        return self.submit(goal)
+        return self._intake.submit_trajectory(trajectory, self.joint_names, *goal_options)
 
     def submit(self, goal: Any) -> GoalHandle:
         """Submits a prepared core goal: a ``_native.JtacGoal`` (``jtac_py.goals.jtac_goal`` builds
@@ -241,10 +218,7 @@ class Controller(LoopView):
 
     def cancel(self) -> None:
         """Cancels every goal not finished yet (each stops in minimum time; results follow)."""
-        with self._events.lock:
-            handles = [h for h in self._events.goals.values() if not h.done()]
-        for handle in handles:
-            handle.cancel()
+        self._events.cancel_goals()
 
     # ---------------------------------------------------------------------------- the law slot
     def stream(
@@ -259,11 +233,10 @@ class Controller(LoopView):
         joint_damping_per_s: float = 0.0,
     ) -> Stream:
         """Switches the loop from trajectory execution to a streamed target (teleoperation, a policy):
-        returns a Stream (send() single targets, send_chunk() action chunks, close()). Returns at once;
-        the switch follows the hand-over rule (docs/python_api.md, "Switching between goals, streams
-        and laws"): a goal still moving brakes to rest within stop_accelerations and ends INVALID_STATE,
-        then the stream starts from that command. Goals, tares and time-scale changes are refused while
-        it is open; RuntimeError while another stream or a custom law holds the arm.
+        returns a Stream (send(), send_chunk(), close()) at once; the switch follows the hand-over
+        rule (docs/python_api.md, "Switching between goals, streams and laws"). Goals, tares and
+        time-scale changes are refused while it is open; RuntimeError while another stream or a
+        custom law holds the arm.
 
         blend_window_s: shortest blend into a new chunk [s]; timeout_s: brake after this long without
         input [s]; ensemble_weight: the newest chunk's weight where chunks overlap (1 = none);
@@ -299,15 +272,11 @@ class Controller(LoopView):
     def use_law(
         self, law: laws.CompiledLaw | None, params: Sequence[float] | np.ndarray | None = None
     ) -> None:
-        """Switches the loop to a custom law compiled by ``jtac_py.laws.compile()`` (from a stream:
-        RuntimeError; from another law: at once); ``use_law(None)`` returns to trajectory execution
-        and waits until the JTAC runs again. Both by the hand-over rule (docs/python_api.md): the
-        running law brakes to rest within stop_accelerations, the next starts from that command.
-        The law starts with its memory zeroed and `params` (default ``law.params``; ValueError for
-        the wrong size or a non-finite value); its TCP pose and Jacobian are this controller's URDF's.
-        A law that fails (a non-zero code, a non-finite command, an exception) stops the arm in
-        minimum time and holds it: ``law_error`` says why (logged too; kept after use_law(None)
-        until the next use_law)."""
+        """Switches the loop to a custom law compiled by ``jtac_py.laws.compile()`` (RuntimeError while
+        a stream is open); ``use_law(None)`` returns to trajectory execution and waits until the JTAC
+        runs again; both by the hand-over rule (docs/python_api.md). The law starts with its memory
+        zeroed and `params` (default ``law.params``; ValueError for the wrong size or a non-finite
+        value). A law that fails stops the arm in minimum time and holds it; ``law_error`` says why."""
         self._require_started()
         current = self._law_tenant()
         if law is None:

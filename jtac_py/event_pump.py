@@ -107,6 +107,13 @@ class EventPump:
                 self._on_event(event)
             self._slot.poll()
 
+    def cancel_goals(self) -> None:
+        """Asks the core to stop every goal not finished yet (each stops in minimum time)."""
+        with self.lock:
+            handles = [h for h in self.goals.values() if not h.done()]
+        for handle in handles:
+            handle.cancel()
+
     # ---------------------------------------------------------------------------- tares
     def request_tare(self, tip: int, what: str) -> concurrent.futures.Future[TareResult]:
         """Asks the core to tare tip's sensor: the future resolves with the outcome's event.

@@ -9,10 +9,10 @@ a goal the core rejects is a resolved handle with the core's code and message, n
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from jtac_py import _native
+from jtac_py import _native, goals
 from jtac_py.event_pump import EventPump
 from jtac_py.law_slot import LawSlot
 from jtac_py.results import GoalHandle, GoalResult
@@ -54,6 +54,26 @@ class GoalIntake:
         self._now_s = now_s
         self._wait_a_cycle = wait_a_cycle
         self._step_until = step_until
+
+    def submit_trajectory(
+        self,
+        trajectory: Any,
+        joint_names: Sequence[str],
+        admittance: Any,
+        tolerances: Mapping[str, Any] | None,
+        thresholds: Sequence[float] | None,
+        joint_damping_per_s: float,
+    ) -> GoalHandle:
+        """A goal built by ``jtac_py.goals.jtac_goal`` with follow()'s defaults, submitted."""
+        goal = goals.jtac_goal(
+            trajectory,
+            list(joint_names),
+            admittance=admittance,
+            tolerances=tolerances,
+            thresholds=thresholds,
+            joint_damping_per_s=joint_damping_per_s,
+        )
+        return self.submit(goal)
 
     def submit(self, goal: Any) -> GoalHandle:
         """The goal's handle: registered with the pump, or already resolved when refused."""

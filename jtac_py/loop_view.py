@@ -48,6 +48,11 @@ class LoopView:
         return dict(zip(self.sensor_frames, self._parts.wrench_sources, strict=True))
 
     @property
+    def lockstep(self) -> bool:
+        """True on a lockstep arm: nothing runs by itself (step() advances it)."""
+        return self._stepper is not None
+
+    @property
     def update_rate_hz(self) -> int:
         return self._loop.update_rate_hz
 
