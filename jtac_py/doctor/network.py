@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from jtac_py.doctor.report import Check
 from jtac_py.doctor.sysfs import read_small_file
@@ -76,6 +77,7 @@ def _route_get(destination: str) -> Route:
 
 
 def check_route(robot_ip: str | None, sys_root: Path = Path("/sys")) -> Check:
+    """The route to the robot and the link it leaves by (no packet is sent)."""
     name = "robot route"
     if robot_ip is None:
         return Check(
@@ -97,14 +99,26 @@ def check_route(robot_ip: str | None, sys_root: Path = Path("/sys")) -> Check:
             "give a dedicated network interface an address in the robot's subnet, e.g. "
             "sudo ip addr add 172.16.0.1/24 dev <interface> (robot at 172.16.0.2)",
         )
-    net = sys_root / "class" / "net" / route.interface
+    link = _link(route.interface, sys_root)
+    value = f"{address}: " + _route_text(route, link)
+    data = dataclasses.asdict(route) | link
+    return _judge_route(name, route, link, value, data)
+
+
+def _link(interface: str, sys_root: Path) -> dict[str, Any]:
+    """MTU, speed [Mb/s] and operstate of an interface from /sys/class/net (None where unknown)."""
+    net = sys_root / "class" / "net" / interface
     mtu_text = read_small_file(net / "mtu")
     mtu = int(mtu_text) if mtu_text and mtu_text.isdigit() else None
     speed_text = read_small_file(net / "speed")  # EINVAL on loopback and links without a speed
     speed_mb_s = int(speed_text) if speed_text and speed_text.lstrip("-").isdigit() else None
     if speed_mb_s is not None and speed_mb_s <= 0:
         speed_mb_s = None
-    state = read_small_file(net / "operstate")
+    return {"mtu": mtu, "speed_mb_s": speed_mb_s, "operstate": read_small_file(net / "operstate")}
+
+
+def _route_text(route: Route, link: dict[str, Any]) -> str:
+    mtu, speed_mb_s, state = link["mtu"], link["speed_mb_s"], link["operstate"]
     parts = [f"via {route.gateway} (routed)" if route.gateway else "direct link", f"dev {route.interface}"]
     if route.source:
         parts.append(f"src {route.source}")
@@ -112,12 +126,15 @@ def check_route(robot_ip: str | None, sys_root: Path = Path("/sys")) -> Check:
     parts.append(f"speed {speed_mb_s} Mb/s" if speed_mb_s is not None else "speed unknown")
     if state:
         parts.append(f"state {state}")
-    value = f"{address}: " + ", ".join(parts)
-    data = dataclasses.asdict(route) | {"mtu": mtu, "speed_mb_s": speed_mb_s, "operstate": state}
+    return ", ".join(parts)
+
+
+def _judge_route(name: str, route: Route, link: dict[str, Any], value: str, data: dict[str, Any]) -> Check:
+    """The verdict: loopback ok; a link down fails; a gateway, a wrong MTU or a slow link warn."""
     if route.local:
         value += " (loopback: an address of this machine, e.g. franka-sim; not a robot link)"
         return Check(name, value, "ok", "", data)
-    if state == "down":
+    if link["operstate"] == "down":
         return Check(
             name,
             value,
@@ -136,6 +153,7 @@ def check_route(robot_ip: str | None, sys_root: Path = Path("/sys")) -> Check:
             data,
         )
     problems, fixes = [], []
+    mtu, speed_mb_s = link["mtu"], link["speed_mb_s"]
     if mtu is not None and mtu != EXPECTED_MTU:
         problems.append(f"MTU {mtu}, {EXPECTED_MTU} expected")
         fixes.append(f"sudo ip link set dev {route.interface} mtu {EXPECTED_MTU}")

@@ -7,11 +7,7 @@ import sys
 
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import (
-    RosSession,
-    action_name,
-    constant_names,
-)
+from jtac_ros.cli.session import RosSession, action_name, constant_names
 
 __all__ = ["add_parser", "handle"]
 

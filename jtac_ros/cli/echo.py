@@ -7,10 +7,7 @@ from typing import Any
 
 from jtac_py.cli.common import EXIT_OK, EXIT_USAGE, CliError, positive_int
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import (
-    SPIN_STEP_S,
-    RosSession,
-)
+from jtac_ros.cli.session import SPIN_STEP_S, RosSession
 
 __all__ = ["add_parser", "handle"]
 

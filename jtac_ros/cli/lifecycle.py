@@ -7,9 +7,7 @@ import argparse
 
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK, CliError
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import (
-    RosSession,
-)
+from jtac_ros.cli.session import RosSession
 
 __all__ = ["add_parser", "handle", "lifecycle_state", "lifecycle_transition"]
 

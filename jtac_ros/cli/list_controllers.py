@@ -8,9 +8,7 @@ import argparse
 from jtac_py.cli.common import EXIT_OK
 from jtac_ros.cli.lifecycle import lifecycle_state
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import (
-    RosSession,
-)
+from jtac_ros.cli.session import RosSession
 
 __all__ = ["CONTROLLER_TYPE", "add_parser", "handle"]
 

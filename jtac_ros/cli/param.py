@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK, CliError
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
 from jtac_ros.cli.parameter_text import parameter_text, parameter_value
-from jtac_ros.cli.session import (
-    RosSession,
-)
+from jtac_ros.cli.session import RosSession
 
 __all__ = ["add_parser", "handle"]
 
@@ -41,58 +40,59 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from rcl_interfaces.msg import Parameter
-    from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
-
-    missing = f"no parameter services on {args.node} — {NO_NODE_HINT}"
+    """list, get or set, through the node's parameter services."""
+    action = {"list": _list, "get": _get, "set": _set}[args.action]
     with RosSession("param") as ros:
-        if args.action == "list":
-            response = ros.call(
-                ListParameters, f"{args.node}/list_parameters", ListParameters.Request(), args.wait, missing
-            )
-            names = sorted(n for n in response.result.names if n.startswith(args.prefix or ""))
-            for name in names:
-                print(name)
-            return EXIT_OK if names or not args.prefix else EXIT_FAILED
-        if args.action == "get":
-            response = ros.call(
-                GetParameters,
-                f"{args.node}/get_parameters",
-                GetParameters.Request(names=args.names),
-                args.wait,
-                missing,
-            )
-            if len(response.values) != len(args.names):  # one unknown name empties the answer
-                known = ros.call(
-                    ListParameters,
-                    f"{args.node}/list_parameters",
-                    ListParameters.Request(),
-                    args.wait,
-                    missing,
-                ).result.names
-                unknown = [n for n in args.names if n not in known]
-                raise CliError(EXIT_FAILED, f"{args.node} has no parameter {', '.join(unknown)}")
-            for name, value in zip(args.names, response.values, strict=True):
-                print(f"{name} = {parameter_text(value)}")
-            return EXIT_OK
-        described = ros.call(
-            DescribeParameters,
-            f"{args.node}/describe_parameters",
-            DescribeParameters.Request(names=[args.name]),
-            args.wait,
-            missing,
-        )
-        if not described.descriptors:
-            raise CliError(EXIT_FAILED, f"{args.node} has no parameter {args.name}")
-        descriptor = described.descriptors[0]
-        value = parameter_value(args.value, descriptor.type, args.name)
-        response = ros.call(
-            SetParameters,
-            f"{args.node}/set_parameters",
-            SetParameters.Request(parameters=[Parameter(name=args.name, value=value)]),
-            args.wait,
-            missing,
-        )
+        return action(ros, args)
+
+
+def _call(ros: RosSession, args: argparse.Namespace, srv_type: Any, service: str, request: Any) -> Any:
+    """Calls <node>/<service>; exit 2 when the node has no parameter services."""
+    missing = f"no parameter services on {args.node} — {NO_NODE_HINT}"
+    return ros.call(srv_type, f"{args.node}/{service}", request, args.wait, missing)
+
+
+def _names(ros: RosSession, args: argparse.Namespace) -> list[str]:
+    from rcl_interfaces.srv import ListParameters
+
+    return list(_call(ros, args, ListParameters, "list_parameters", ListParameters.Request()).result.names)
+
+
+def _list(ros: RosSession, args: argparse.Namespace) -> int:
+    """Prints the names (starting with PREFIX); exit 1 when a PREFIX matches none."""
+    names = sorted(n for n in _names(ros, args) if n.startswith(args.prefix or ""))
+    for name in names:
+        print(name)
+    return EXIT_OK if names or not args.prefix else EXIT_FAILED
+
+
+def _get(ros: RosSession, args: argparse.Namespace) -> int:
+    """Prints NAME = VALUE per name; exit 1 naming the parameters the node does not have."""
+    from rcl_interfaces.srv import GetParameters
+
+    response = _call(ros, args, GetParameters, "get_parameters", GetParameters.Request(names=args.names))
+    if len(response.values) != len(args.names):  # one unknown name empties the answer
+        known = _names(ros, args)
+        unknown = [n for n in args.names if n not in known]
+        raise CliError(EXIT_FAILED, f"{args.node} has no parameter {', '.join(unknown)}")
+    for name, value in zip(args.names, response.values, strict=True):
+        print(f"{name} = {parameter_text(value)}")
+    return EXIT_OK
+
+
+def _set(ros: RosSession, args: argparse.Namespace) -> int:
+    """Sets NAME to VALUE converted to its declared type; exit 1 with the node's reason on a refusal."""
+    from rcl_interfaces.msg import Parameter
+    from rcl_interfaces.srv import DescribeParameters, SetParameters
+
+    described = _call(
+        ros, args, DescribeParameters, "describe_parameters", DescribeParameters.Request(names=[args.name])
+    )
+    if not described.descriptors:
+        raise CliError(EXIT_FAILED, f"{args.node} has no parameter {args.name}")
+    value = parameter_value(args.value, described.descriptors[0].type, args.name)
+    request = SetParameters.Request(parameters=[Parameter(name=args.name, value=value)])
+    response = _call(ros, args, SetParameters, "set_parameters", request)
     result = response.results[0] if response.results else None
     if result is None or not result.successful:
         reason = result.reason if result is not None and result.reason else "no reason given"

@@ -12,11 +12,7 @@ from typing import Any
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, seconds
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
 from jtac_ros.cli.progress import GoalProgress
-from jtac_ros.cli.session import (
-    RosSession,
-    action_name,
-    constant_names,
-)
+from jtac_ros.cli.session import RosSession, action_name, constant_names
 
 __all__ = ["add_parser", "handle"]
 
@@ -47,84 +43,126 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Sends the goal file's goal and follows it; exit 0 only when it ends SUCCESSFUL."""
+    spec = _read_spec(args)
+    from control_msgs.action import FollowJointTrajectory
+    from jtac.action import FollowJointTrajectoryWithAdmittance
+    from rclpy.action import ActionClient
+
+    action_type = FollowJointTrajectory if args.moveit else FollowJointTrajectoryWithAdmittance
+    name = action_name(args.node, args.moveit)
+    with RosSession("send_goal") as ros:
+        client = ActionClient(ros.node, action_type, name)
+        try:
+            response = _GoalRun(ros, client, name, args).execute(spec)
+        finally:
+            client.destroy()
+    if response is None:
+        return EXIT_FAILED
+    return _print_result(response, args.moveit)
+
+
+def _read_spec(args: argparse.Namespace) -> Any:
+    """The goal file, checked before any ROS traffic (exit 2 on a bad file)."""
     from jtac_ros.goal_file import GoalFileError, read_goal_file
 
     try:
         spec = read_goal_file(args.file)
         if args.moveit:
-            spec.moveit_goal()  # the jtac-only keys fail here, before any ROS traffic
+            spec.moveit_goal()  # the jtac-only keys fail here
     except GoalFileError as exc:
         raise CliError(EXIT_USAGE, str(exc)) from None
+    return spec
 
-    from action_msgs.msg import GoalStatus
-    from control_msgs.action import FollowJointTrajectory
-    from jtac.action import FollowJointTrajectoryWithAdmittance
-    from rclpy.action import ActionClient
-    from unique_identifier_msgs.msg import UUID
 
-    action_type = FollowJointTrajectory if args.moveit else FollowJointTrajectoryWithAdmittance
-    name = action_name(args.node, args.moveit)
-    status_names = {v: k.removeprefix("STATUS_") for v, k in constant_names(GoalStatus).items()}
-    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+class _GoalRun:
+    """One goal sent and followed; canceled on --timeout or Ctrl-C."""
 
-    def remaining() -> float | None:
-        return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+    def __init__(self, ros: RosSession, client: Any, name: str, args: argparse.Namespace):
+        self.ros = ros
+        self.client = client
+        self.name = name
+        self.args = args
+        self.deadline = None if args.timeout is None else time.monotonic() + args.timeout
+        self.progress: GoalProgress | None = None
+        self.goal_id: Any = None  # set while there is a goal to cancel
 
-    with RosSession("send_goal") as ros:
-        client = ActionClient(ros.node, action_type, name)
-        progress = None
-        goal_id = None
+    def remaining(self) -> float | None:
+        """Time left before --timeout [s]; None without one."""
+        return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)
+
+    def execute(self, spec: Any) -> Any:
+        """The goal's result response; None when the server rejected the goal."""
         try:
-            if not client.wait_for_server(timeout_sec=args.wait):
-                raise CliError(EXIT_USAGE, f"no action server {name} — {NO_NODE_HINT}")
-            now_ns = ros.node.get_clock().now().nanoseconds
-            goal = spec.moveit_goal(now_ns) if args.moveit else spec.jtac_goal(now_ns)
-            stamp = goal.trajectory.header.stamp
-            start_ns = (stamp.sec * 1_000_000_000 + stamp.nanosec) or now_ns
-            progress = GoalProgress(sys.stderr, spec.duration_s, start_ns)
-            print(
-                f"sending {args.file} to {name}: {len(goal.trajectory.points)} points, "
-                f"{len(goal.trajectory.joint_names)} joints, {spec.duration_s:g} s",
-                file=sys.stderr,
-            )
-            # Our own goal id: a Ctrl-C before the goal response (which rclpy can delay) still cancels it.
-            goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-            send_future = client.send_goal_async(goal, feedback_callback=progress.update, goal_uuid=goal_id)
-            if not ros.wait(send_future, remaining()):
-                progress.finish()
-                _cancel(ros, name, goal_id)  # in case it was accepted after all
-                raise CliError(EXIT_FAILED, f"timeout: {name} did not answer the goal; cancel requested")
-            handle = send_future.result()
-            if not handle.accepted:
-                print(f"REJECTED: {name} rejected the goal")
-                return EXIT_FAILED
-            result_future = handle.get_result_async()
-            if not ros.wait(result_future, remaining()):
-                progress.finish()
-                _cancel(ros, name, goal_id)
-                raise CliError(EXIT_FAILED, f"timeout: no result after {args.timeout:g} s; cancel requested")
-            goal_id = None  # done: nothing to cancel any more
+            return self._send_and_wait(spec)
         except KeyboardInterrupt:
-            if progress is not None:
-                progress.finish()
-            if goal_id is not None:
+            if self.progress is not None:
+                self.progress.finish()
+            if self.goal_id is not None:
                 print("interrupted: canceling the goal", file=sys.stderr)
-                _cancel(ros, name, goal_id)
+                _cancel(self.ros, self.name, self.goal_id)
             raise
-        finally:
-            client.destroy()
-        progress.finish()
-        response = result_future.result()
-        result = response.result
-        code = result.error_code
-        message = result.error_string if args.moveit else result.error_message
-        text = f"RESULT {code} {constant_names(type(result)).get(code, 'UNKNOWN')}"
-        if message:
-            text += f": {message}"
-        if response.status != GoalStatus.STATUS_SUCCEEDED:
-            text += f" (goal {status_names.get(response.status, response.status)})"
-        print(text, flush=True)
-        return EXIT_OK if code == 0 and response.status == GoalStatus.STATUS_SUCCEEDED else EXIT_FAILED
+
+    def _send_and_wait(self, spec: Any) -> Any:
+        from unique_identifier_msgs.msg import UUID
+
+        if not self.client.wait_for_server(timeout_sec=self.args.wait):
+            raise CliError(EXIT_USAGE, f"no action server {self.name} — {NO_NODE_HINT}")
+        goal = self._goal(spec)
+        # Our own goal id: a Ctrl-C before the goal response (which rclpy can delay) still cancels it.
+        self.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        send_future = self.client.send_goal_async(
+            goal, feedback_callback=self.progress.update, goal_uuid=self.goal_id
+        )
+        if not self.ros.wait(send_future, self.remaining()):
+            # Canceled in case it was accepted after all.
+            self._give_up(f"timeout: {self.name} did not answer the goal; cancel requested")
+        goal_handle = send_future.result()
+        if not goal_handle.accepted:
+            print(f"REJECTED: {self.name} rejected the goal")
+            return None
+        result_future = goal_handle.get_result_async()
+        if not self.ros.wait(result_future, self.remaining()):
+            self._give_up(f"timeout: no result after {self.args.timeout:g} s; cancel requested")
+        self.goal_id = None  # done: nothing to cancel any more
+        self.progress.finish()
+        return result_future.result()
+
+    def _goal(self, spec: Any) -> Any:
+        """The goal message, stamped now; starts the progress bar and says what is sent."""
+        now_ns = self.ros.node.get_clock().now().nanoseconds
+        goal = spec.moveit_goal(now_ns) if self.args.moveit else spec.jtac_goal(now_ns)
+        stamp = goal.trajectory.header.stamp
+        start_ns = (stamp.sec * 1_000_000_000 + stamp.nanosec) or now_ns
+        self.progress = GoalProgress(sys.stderr, spec.duration_s, start_ns)
+        print(
+            f"sending {self.args.file} to {self.name}: {len(goal.trajectory.points)} points, "
+            f"{len(goal.trajectory.joint_names)} joints, {spec.duration_s:g} s",
+            file=sys.stderr,
+        )
+        return goal
+
+    def _give_up(self, message: str) -> None:
+        self.progress.finish()
+        _cancel(self.ros, self.name, self.goal_id)
+        raise CliError(EXIT_FAILED, message)
+
+
+def _print_result(response: Any, moveit: bool) -> int:
+    """Prints 'RESULT <code> <NAME>: <message>' (and the goal status when not SUCCEEDED)."""
+    from action_msgs.msg import GoalStatus
+
+    status_names = {v: k.removeprefix("STATUS_") for v, k in constant_names(GoalStatus).items()}
+    result = response.result
+    code = result.error_code
+    message = result.error_string if moveit else result.error_message
+    text = f"RESULT {code} {constant_names(type(result)).get(code, 'UNKNOWN')}"
+    if message:
+        text += f": {message}"
+    if response.status != GoalStatus.STATUS_SUCCEEDED:
+        text += f" (goal {status_names.get(response.status, response.status)})"
+    print(text, flush=True)
+    return EXIT_OK if code == 0 and response.status == GoalStatus.STATUS_SUCCEEDED else EXIT_FAILED
 
 
 def _cancel(ros: RosSession, action: str, goal_id: Any) -> None:

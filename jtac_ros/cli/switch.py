@@ -7,9 +7,7 @@ import argparse
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError
 from jtac_ros.cli.lifecycle import lifecycle_state, lifecycle_transition
 from jtac_ros.cli.options import node_option, wait_option
-from jtac_ros.cli.session import (
-    RosSession,
-)
+from jtac_ros.cli.session import RosSession
 
 __all__ = ["add_parser", "handle"]
 

@@ -6,10 +6,7 @@ import argparse
 
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, seconds
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import (
-    SERVICE_TIMEOUT_S,
-    RosSession,
-)
+from jtac_ros.cli.session import SERVICE_TIMEOUT_S, RosSession
 
 __all__ = ["add_parser", "handle"]
 

@@ -7,9 +7,7 @@ import sys
 
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import (
-    RosSession,
-)
+from jtac_ros.cli.session import RosSession
 
 __all__ = ["add_parser", "handle"]
 
@@ -46,36 +44,39 @@ _TIME_SCALE = "time_scale_percentage"
 
 
 def handle(args: argparse.Namespace) -> int:
-    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
-    from rcl_interfaces.srv import GetParameters, SetParameters
-
-    missing = f"no parameter services on {args.node} — {NO_NODE_HINT}"
+    """Sets time_scale_percentage to PERCENT, or prints it without PERCENT."""
     with RosSession("time_scale") as ros:
-        if args.percent is None:
-            response = ros.call(
-                GetParameters,
-                f"{args.node}/get_parameters",
-                GetParameters.Request(names=[_TIME_SCALE]),
-                args.wait,
-                missing,
-            )
-            value = response.values[0] if response.values else None
-            if value is None or value.type != ParameterType.PARAMETER_DOUBLE:
-                print(f"{args.node} has no double parameter {_TIME_SCALE}", file=sys.stderr)
-                return EXIT_FAILED
-            print(f"{_TIME_SCALE} = {value.double_value:g}")
-            return EXIT_OK
-        parameter = Parameter(
-            name=_TIME_SCALE,
-            value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=args.percent),
-        )
-        response = ros.call(
-            SetParameters,
-            f"{args.node}/set_parameters",
-            SetParameters.Request(parameters=[parameter]),
-            args.wait,
-            missing,
-        )
+        return _show(ros, args) if args.percent is None else _set(ros, args)
+
+
+def _missing(args: argparse.Namespace) -> str:
+    return f"no parameter services on {args.node} — {NO_NODE_HINT}"
+
+
+def _show(ros: RosSession, args: argparse.Namespace) -> int:
+    from rcl_interfaces.msg import ParameterType
+    from rcl_interfaces.srv import GetParameters
+
+    request = GetParameters.Request(names=[_TIME_SCALE])
+    response = ros.call(GetParameters, f"{args.node}/get_parameters", request, args.wait, _missing(args))
+    value = response.values[0] if response.values else None
+    if value is None or value.type != ParameterType.PARAMETER_DOUBLE:
+        print(f"{args.node} has no double parameter {_TIME_SCALE}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"{_TIME_SCALE} = {value.double_value:g}")
+    return EXIT_OK
+
+
+def _set(ros: RosSession, args: argparse.Namespace) -> int:
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    parameter = Parameter(
+        name=_TIME_SCALE,
+        value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=args.percent),
+    )
+    request = SetParameters.Request(parameters=[parameter])
+    response = ros.call(SetParameters, f"{args.node}/set_parameters", request, args.wait, _missing(args))
     result = response.results[0] if response.results else None
     if result is None or not result.successful:
         reason = result.reason if result is not None and result.reason else "no reason given"

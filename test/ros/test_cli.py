@@ -1,4 +1,4 @@
-"""The ``jtac`` command line (jtac_ros/cli.py) and its goal files (jtac_ros/goal_file.py).
+"""The ``jtac`` command line (jtac_ros/cli/, one module per verb) and its goal files (jtac_ros/goal_file.py).
 
 Goal files are parsed in this process; the CLI runs as ``python -m jtac_ros.cli`` in a subprocess with
 this session's environment (conftest: localhost discovery, a random ROS_DOMAIN_ID), against no node,
@@ -392,6 +392,11 @@ def test_against_the_running_node(tmp_path):
         run = jtac("send-goal", GOALS / "sweep.yaml", "--wait", "60", "--timeout", "60", timeout=150)
         assert run.returncode == 0, run.stdout + run.stderr + node_log()
         assert "RESULT 0 SUCCESSFUL" in run.stdout
+        # --timeout before the 6 s goal ends: canceled, exit 1.
+        run = jtac("send-goal", GOALS / "sweep.yaml", "--wait", "10", "--timeout", "1")
+        assert run.returncode == 1, run.stdout + run.stderr
+        assert "timeout: no result after 1 s; cancel requested" in run.stderr
+        _interrupted_goal_is_canceled()
         run = jtac("tare", "fr3_ft_sensor", "--wait", "10")
         assert run.returncode == 0, run.stdout + run.stderr
         run = jtac("time-scale", "50", "--wait", "10")
@@ -410,3 +415,30 @@ def test_against_the_running_node(tmp_path):
             rc = None
         log.close()
     assert rc == 0, node_log()
+
+
+def _interrupted_goal_is_canceled():
+    """Ctrl-C while a goal runs: send-goal cancels it first and exits 130."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jtac_ros.cli", "send-goal", GOALS / "sweep.yaml", "--wait", "10"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        cwd=REPO,
+    )
+    seen = []
+    try:
+        # A progress line (not a terminal: one per 10 %) means the goal was accepted and runs.
+        for line in proc.stderr:
+            seen.append(line)
+            if "max|desired-actual|" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, "".join(seen) + err
+    assert "interrupted: canceling the goal" in err and "Traceback" not in err
