@@ -2,11 +2,13 @@
 defaults in one place.
 
 Every adapter builds its goal here: the Python API (``Controller.follow`` / ``submit`` / ``stream``),
-the ROS actions (``jtac_ros.conversions``: FollowJointTrajectoryWithAdmittance and control_msgs
-FollowJointTrajectory) and the goal files of ``jtac send-goal`` (``jtac_ros.goal_file``). So an
-admittance given the same way gets the same goal whichever way it came.
+the ROS actions (``jtac_ros.conversions``: FollowJointTrajectoryWithAdmittance, whose tips go from
+their messages straight to ``build_tip_goal``, and control_msgs FollowJointTrajectory) and the goal
+files of ``jtac send-goal`` (``jtac_ros.goal_file``). So an admittance given the same way gets the
+same goal whichever way it came.
 
-The defaults of a tip's admittance, all applied by ``tip_goal`` (and nowhere else):
+The defaults of a tip's admittance, all applied by ``build_tip_goal`` (and nowhere else; ``tip_goal``
+passes the Python API's admittance dict to it as its arguments):
 
 - a single number for ``mass``, ``stiffness`` or ``damping`` stands for all six axes;
 - ``damping`` absent or empty, with mass and stiffness given: the critical damping
@@ -36,6 +38,7 @@ from jtac_py import _native
 __all__ = [
     "TIP_KEYS",
     "Trajectory",
+    "build_tip_goal",
     "critical_damping",
     "jtac_goal",
     "per_joint",
@@ -236,34 +239,63 @@ def _is_given(value: Any) -> bool:
     return value is not None and not (np.ndim(value) > 0 and np.size(value) == 0)
 
 
+def build_tip_goal(
+    *,
+    end_effector_frame: str | None = None,
+    mass: Any = None,
+    stiffness: Any = None,
+    damping: Any = None,
+    selected_axes: Sequence[bool] | None = None,
+    ee_pose_control: Any = None,
+    end_effector_mass_kg: float | None = None,
+    end_effector_cog_m: Any = None,
+    absolute_force_torque_threshold: Any = None,
+    index: int = 0,
+) -> Any:
+    """One tip's ``_native.TipGoal`` from its fields (TIP_KEYS; None = not given, the TipGoal's
+    default), with the defaults of the module docstring. ValueError naming ``tips[index]`` and the
+    field for a shape the TipGoal cannot take."""
+    fields = {
+        "end_effector_frame": end_effector_frame,
+        "mass": _six_axes(mass),
+        "stiffness": _six_axes(stiffness),
+        "damping": _six_axes(damping),
+        "selected_axes": selected_axes,
+        "ee_pose_control": ee_pose_control,
+        "end_effector_mass_kg": end_effector_mass_kg,
+        "end_effector_cog_m": end_effector_cog_m,
+        "absolute_force_torque_threshold": absolute_force_torque_threshold,
+    }
+    if fields["mass"] is not None and fields["stiffness"] is not None:
+        m, k = np.asarray(fields["mass"], float), np.asarray(fields["stiffness"], float)
+        fields["mass"], fields["stiffness"] = m.tolist(), k.tolist()
+        if not _is_given(fields["damping"]) and m.shape == k.shape:
+            fields["damping"] = critical_damping(m, k)
+        if fields["selected_axes"] is None:
+            fields["selected_axes"] = [True] * 6
+    try:
+        return _native.TipGoal(**{name: value for name, value in fields.items() if value is not None})
+    except ValueError as error:
+        raise ValueError(f"tips[{index}].{error}") from None
+
+
+def _six_axes(value: Any) -> Any:
+    """A single number stands for all six axes."""
+    return [float(value)] * 6 if value is not None and np.ndim(value) == 0 else value
+
+
 def tip_goal(admittance: Any, index: int = 0) -> Any:
-    """One tip's ``_native.TipGoal`` from a TipGoal (as is) or a dict of TIP_KEYS, with the defaults
-    of the module docstring. ValueError naming ``tips[index]`` and the field for a key or a shape the
-    TipGoal cannot take."""
+    """One tip's ``_native.TipGoal`` from a TipGoal (as is) or a mapping of TIP_KEYS (the Python API's
+    admittance dict), whose entries are build_tip_goal's arguments. ValueError naming ``tips[index]``
+    and the key for a key that is not a tip's field."""
     if isinstance(admittance, _native.TipGoal):
         return admittance
-    where = f"tips[{index}]"
     if not isinstance(admittance, Mapping):
-        raise TypeError(f"{where} must be a TipGoal or a dict, got {type(admittance).__name__}")
-    tip = dict(admittance)
-    for key in tip:
+        raise TypeError(f"tips[{index}] must be a TipGoal or a dict, got {type(admittance).__name__}")
+    for key in admittance:
         if key not in TIP_KEYS:
-            raise _unknown_key(where, key, TIP_KEYS)
-    for name in ("mass", "stiffness", "damping"):
-        value = tip.get(name)
-        if value is not None and np.ndim(value) == 0:
-            tip[name] = [float(value)] * 6
-    mass, stiffness = tip.get("mass"), tip.get("stiffness")
-    if mass is not None and stiffness is not None:
-        m, k = np.asarray(mass, float), np.asarray(stiffness, float)
-        tip["mass"], tip["stiffness"] = m.tolist(), k.tolist()
-        if not _is_given(tip.get("damping")) and m.shape == k.shape:
-            tip["damping"] = critical_damping(m, k)
-        tip.setdefault("selected_axes", [True] * 6)
-    try:
-        return _native.TipGoal(**tip)
-    except ValueError as error:
-        raise ValueError(f"{where}.{error}") from None
+            raise _unknown_key(f"tips[{index}]", key, TIP_KEYS)
+    return build_tip_goal(**admittance, index=index)
 
 
 def tip_goals(admittance: Any) -> list[Any]:

@@ -60,9 +60,10 @@ def test_a_chunk_is_reordered_into_the_controllers_joint_order():
     chunk = conversions.chunk_from_msg(
         _msg(["c", "a", "b"], [[3, 1, 2], [6, 4, 5]], [[0.3, 0.1, 0.2]] * 2), names
     )
-    np.testing.assert_array_equal(chunk["times_s"], [0.0, 0.02])
-    np.testing.assert_array_equal(chunk["positions_rad"], [[1, 2, 3], [4, 5, 6]])
-    np.testing.assert_array_equal(chunk["velocities_rad_s"], [[0.1, 0.2, 0.3]] * 2)
+    np.testing.assert_array_equal(chunk.times_s, [0.0, 0.02])
+    np.testing.assert_array_equal(chunk.positions_rad, [[1, 2, 3], [4, 5, 6]])
+    np.testing.assert_array_equal(chunk.velocities_rad_s, [[0.1, 0.2, 0.3]] * 2)
+    assert chunk.observed_at_s is None  # the node passes the stamp on the controller clock
 
 
 @pytest.mark.parametrize(
@@ -73,6 +74,8 @@ def test_a_chunk_is_reordered_into_the_controllers_joint_order():
         (["a", "b", "a"], [[1, 2, 3]], None, "joint_names[2] = 'a' is named twice"),
         (["a", "b", "c"], [[1, 2, 3], [1, 2]], None, "points[1].positions has 2 values for 3 joints"),
         (["a", "b", "c"], [[1, 2, 3], [1, 2, 3]], [[0, 0, 0], []], "points[1].velocities has 0 values"),
+        # Values are checked once, by Chunk.build: the point and the joint, in controller order.
+        (["c", "a", "b"], [[1, 2, 3], [1, float("nan"), 3]], None, "positions_rad[1]: joint 'a' is nan"),
     ],
 )
 def test_a_malformed_chunk_is_refused_naming_the_field(joints, rows, velocities, message):

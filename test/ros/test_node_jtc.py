@@ -28,7 +28,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from jtac_ros.node import DEFAULT_NODE_NAME, LOG_BURST_LINES, LOG_LINES_PER_S  # noqa: E402
+from jtac_ros.goal_log import LOG_BURST_LINES, LOG_LINES_PER_S  # noqa: E402
+from jtac_ros.node import DEFAULT_NODE_NAME  # noqa: E402
 
 pytestmark = pytest.mark.ros
 

@@ -96,7 +96,7 @@ def _run_policy(rig, publisher, q0, start_ns, seconds, rng, counts=None):
         while clock.now().nanoseconds < ready_ns:
             time.sleep(0.001)
         if counts is not None:
-            stream = rig.node._stream
+            stream = rig.node._streams.stream
             counts.append((stream.brakes, stream.stale_chunks, stream.refused))
         publisher.publish(_chunk_msg(chunk, observed_ns))
         sent += 1
@@ -109,7 +109,7 @@ def test_chunks_at_10_hz_stamped_with_their_observation_are_followed(rig, stream
     n_states, n_logs = len(rig.states), len(rig.logs)
     counts = []
     sent = _run_policy(rig, streaming, q0, start_ns, MOTION_S + 0.4, rng, counts)
-    stream = rig.node._stream
+    stream = rig.node._streams.stream
     rig.wait_for(lambda: stream.chunks_taken == sent, timeout=1.0, what="every chunk taken")
     # Up to the last chunk (each published while the one before still ran): no brake, nothing stale.
     assert counts[-1] == (0, 0, 0)
@@ -149,7 +149,7 @@ def test_a_stale_chunk_brakes_the_arm_and_is_logged(rig, streaming):
     old_ns = observed_ns - 1_000_000_000  # an observation 1 s old: its 0.3 s of points all past
     streaming.publish(_chunk_msg([q] * CHUNK_POINTS, old_ns))
     t0 = time.monotonic()
-    stream = rig.node._stream
+    stream = rig.node._streams.stream
     rig.wait_for(lambda: stream.stale_chunks == 1, timeout=1.0, what="the stale chunk taken")
     rig.wait_for(lambda: np.abs(rig.states[-1].output.velocities).max() == 0.0, what="the arm at rest")
     assert time.monotonic() - t0 < t_stop + 1.0  # the stop, plus DDS and the executors' delays
@@ -177,7 +177,7 @@ def test_a_non_finite_chunk_is_refused_naming_joint_and_value(rig, streaming):
     assert line.level == Log.WARN
     assert "INVALID_GOAL (-1)" in line.msg and "[2]" in line.msg
     assert f"joint '{JOINTS[3]}' is nan" in line.msg
-    assert rig.node._stream.chunks_taken == 0  # nothing reached the loop
+    assert rig.node._streams.stream.chunks_taken == 0  # nothing reached the loop
     np.testing.assert_array_equal(rig.q_cmd(), q)
 
 
@@ -188,7 +188,7 @@ def test_a_chunk_naming_an_unknown_joint_is_refused(rig, streaming):
     rig.wait_for(lambda: any("refused" in m.msg for m in rig.log_lines(n_logs)), what="the refusal")
     (line,) = [m for m in rig.log_lines(n_logs) if "refused" in m.msg]
     assert "INVALID_JOINTS (-2)" in line.msg and "joint_names[6] = 'elbow_of_nobody'" in line.msg
-    assert rig.node._stream.chunks_taken == 0
+    assert rig.node._streams.stream.chunks_taken == 0
 
 
 def test_an_empty_message_brakes_the_stream_to_rest(rig, streaming):
@@ -198,7 +198,7 @@ def test_an_empty_message_brakes_the_stream_to_rest(rig, streaming):
     assert np.abs(rig.states[-1].output.velocities).max() > 0.1
     streaming.publish(JointTrajectory(joint_names=JOINTS))
     rig.wait_for(lambda: np.abs(rig.states[-1].output.velocities).max() == 0.0, what="the arm at rest")
-    assert rig.node._stream.brakes == 1
+    assert rig.node._streams.stream.brakes == 1
 
 
 def test_goals_are_refused_while_streaming_and_jtc_semantics_return_when_closed(rig, streaming):
@@ -227,7 +227,7 @@ def test_closing_a_moving_stream_brakes_to_rest_first(rig, streaming):
     _run_policy(rig, streaming, q0, start_ns, 0.8, rng)
     response = _set_stream(rig, False)
     assert response.success and "stream closed at rest" in response.message
-    assert rig.node._stream is None
+    assert rig.node._streams.stream is None
     time.sleep(0.1)
     assert np.abs(rig.states[-1].output.velocities).max() == 0.0
 
