@@ -101,3 +101,14 @@ def test_jtac_goal_assembles_the_follow_arguments():
         goals.jtac_goal(given, JOINTS, tolerances={"paths": 0.1})
     with pytest.raises(ValueError, match=r"tolerances\.goal must be a number or 2 numbers"):
         goals.jtac_goal(given, JOINTS, tolerances={"goal": [0.1, 0.2, 0.3]})
+
+
+def test_the_typed_tip_builder_holds_the_defaults_a_dict_gets():
+    typed = goals.build_tip_goal(mass=4.0, stiffness=400.0, index=2)
+    from_dict = goals.tip_goal({"mass": 4.0, "stiffness": 400.0}, 2)
+    assert typed.damping == from_dict.damping == pytest.approx([80.0] * 6)
+    assert typed.selected_axes == from_dict.selected_axes == [True] * 6
+    # None = not given (the TipGoal's default); an empty list is given (a ROS message's "none").
+    assert goals.build_tip_goal(mass=[1.0] * 6, stiffness=[100.0] * 6, selected_axes=[]).selected_axes == []
+    with pytest.raises(ValueError, match=r"tips\[2\].ee_pose_control must have shape \(4, 4\)"):
+        goals.build_tip_goal(ee_pose_control=np.eye(3), index=2)
