@@ -1,22 +1,8 @@
-"""The ROS adapter's message mapping, re-exported in one namespace (the public ``jtac_ros.conversions``).
+"""Re-exports the ROS adapter's message mapping under its public path, ``jtac_ros.conversions``.
 
-ROS goals and chunks -> the core's typed goals and jtac's chunks, controller state -> ROS messages,
-one concern per module:
-
-- ``trajectory_goals``: JointTrajectory and control_msgs FollowJointTrajectory goals, their clocks
-  and tolerances; ``admittance_goals``: jtac's FollowJointTrajectoryWithAdmittance goal, tip by tip;
-- ``chunk_messages``: a JointTrajectory read as an action chunk while the node streams;
-- ``state_messages``: feedback, controller state, joint states and wrenches from a ControllerState;
-- ``result_codes``: result codes, their mapping onto control_msgs, GoalConversionError;
-- ``ros_time``: Time / Duration messages <-> seconds.
-
-Pure functions: no node, no spinning, no algorithm. Only *structure* is handled there (field names,
-units, joint order, clocks, tolerance sentinels); every *value* (sizes, signs, finiteness, unknown
-joints or frames) is checked by the core (a goal) or by ``jtac_py.chunks.Chunk.build`` (a chunk),
-whose rejection names the field, the joint and the value, and is sent back to the client as the
-result (INVALID_GOAL / INVALID_JOINTS / ...). The few errors raised there (GoalConversionError) are
-the ones the core cannot express: a JointTolerance naming a joint that is not in the trajectory, a
-multi-DOF trajectory, a header stamp before the controller clock began, a chunk's joint names.
+One concern per module: ``trajectory_goals`` (JointTrajectory, control_msgs FollowJointTrajectory),
+``admittance_goals`` (FollowJointTrajectoryWithAdmittance), ``chunk_messages`` (a JointTrajectory as
+an action chunk), ``state_messages`` (feedback and published state), ``result_codes``, ``ros_time``.
 """
 
 from jtac_ros.admittance_goals import (

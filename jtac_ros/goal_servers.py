@@ -23,8 +23,15 @@ from rclpy.node import Node
 
 from jtac_py import _native
 from jtac_py.controller import Controller
-from jtac_ros import conversions
+from jtac_ros.admittance_goals import core_goal_from_admittance_goal
 from jtac_ros.goal_log import GoalLog
+from jtac_ros.result_codes import GoalConversionError, result_code_name, result_for_action
+from jtac_ros.state_messages import fill_feedback
+from jtac_ros.trajectory_goals import (
+    ConvertedGoal,
+    core_goal_from_follow_joint_trajectory,
+    core_goal_from_joint_trajectory,
+)
 from jtac_ros.trajectory_time import TrajectoryTime
 
 __all__ = ["ADMITTANCE_ACTION", "MOVEIT_ACTION", "GoalServers"]
@@ -126,10 +133,10 @@ class GoalServers:
             )
             return
         try:
-            converted = conversions.core_goal_from_joint_trajectory(
+            converted = core_goal_from_joint_trajectory(
                 msg, ros_now_s=self._node.get_clock().now(), controller_now_s=controller.controller_time()
             )
-        except conversions.GoalConversionError as error:
+        except GoalConversionError as error:
             self._log.log("warning", f"{label} refused: {error}")
             return
         try:
@@ -154,7 +161,7 @@ class GoalServers:
             self._settle(tracked, tracked.handle.result(timeout=0.0))
 
     # ---------------------------------------------------------------------------------- goals in the core
-    def _submit(self, controller: Controller, converted: conversions.ConvertedGoal, source: str) -> _Tracked:
+    def _submit(self, controller: Controller, converted: ConvertedGoal, source: str) -> _Tracked:
         """Hands a converted goal to the core and tracks it until its result (a goal the core refuses
         at intake comes back already done). Raises ValueError/TypeError/RuntimeError for a goal the
         bindings cannot even build."""
@@ -205,8 +212,8 @@ class GoalServers:
     def _execute_admittance(self, goal_handle: Any) -> Any:
         from jtac.action import FollowJointTrajectoryWithAdmittance
 
-        def convert(controller: Controller) -> conversions.ConvertedGoal:
-            return conversions.core_goal_from_admittance_goal(
+        def convert(controller: Controller) -> ConvertedGoal:
+            return core_goal_from_admittance_goal(
                 goal_handle.request,
                 controller_joint_names=controller.joint_names,
                 ros_now_s=self._ros_now_s(),
@@ -220,9 +227,9 @@ class GoalServers:
     def _execute_moveit(self, goal_handle: Any) -> Any:
         from control_msgs.action import FollowJointTrajectory
 
-        def convert(controller: Controller) -> conversions.ConvertedGoal:
+        def convert(controller: Controller) -> ConvertedGoal:
             path, goal = self._default_tolerances()
-            return conversions.core_goal_from_follow_joint_trajectory(
+            return core_goal_from_follow_joint_trajectory(
                 goal_handle.request,
                 controller_joint_names=controller.joint_names,
                 default_path_tolerance_rad=path,
@@ -243,7 +250,7 @@ class GoalServers:
             )
         try:
             converted = convert(controller)
-        except conversions.GoalConversionError as error:
+        except GoalConversionError as error:
             return self._finish(goal_handle, action_type, label, error.code, error.message)
         except (ValueError, TypeError) as error:  # a field the core's goal types cannot hold
             return self._finish(goal_handle, action_type, label, ResultCode.INVALID_GOAL, str(error))
@@ -282,7 +289,7 @@ class GoalServers:
             state = controller.state
             if state is not None and goal_handle.is_active:
                 feedback = action_type.Feedback()
-                conversions.fill_feedback(
+                fill_feedback(
                     feedback,
                     state,
                     controller.joint_names,
@@ -305,10 +312,10 @@ class GoalServers:
     ) -> Any:
         code_value = int(code)
         if not logged:  # refused before the core saw it
-            name = conversions.result_code_name(code_value)
+            name = result_code_name(code_value)
             self._log.log("warning", f"{label}: refused: {name} ({code_value}): {message}")
         # control_msgs knows only 0 … -5: result_for_action maps the rest and keeps our text.
-        result = conversions.result_for_action(action_type, code_value, message)
+        result = result_for_action(action_type, code_value, message)
         if canceled and goal_handle.is_cancel_requested:
             goal_handle.canceled()
         elif code_value == int(ResultCode.SUCCESSFUL) and not canceled:
@@ -326,7 +333,7 @@ class GoalServers:
             if event.type != EventType.STOP_STARTED:
                 continue
             tracked.stop_logged = True
-            name = conversions.result_code_name(event.code)
+            name = result_code_name(event.code)
             stop = f"stopping within {event.stop_duration_s:.3f} s"
             if event.detail == EventDetail.CANCELED:
                 self._log.log("info", f"{tracked.label}: canceled, {stop}")
@@ -340,7 +347,7 @@ class GoalServers:
         """One line per result: success and cancel INFO, refusals (nothing moved) and a goal replaced
         by a newer one WARN/INFO, aborts after motion ERROR."""
         code = int(result.code)
-        name = conversions.result_code_name(code)
+        name = result_code_name(code)
         text = f"{label}: {{}} {name} ({code}): {result.message}"
         started = tracked.handle.start_time_s is not None
         details = [e.detail for e in tracked.handle.events]

@@ -67,7 +67,6 @@ from rclpy.time import Time as RosTime
 from jtac_py.arms import build_arm
 from jtac_py.controller import Controller
 from jtac_py.parameters import ParameterError, default_joint_tolerances, default_schema
-from jtac_ros import conversions
 from jtac_ros import parameters as ros_parameters
 from jtac_ros.controller_manager import (
     CONTROLLER_TYPE,
@@ -77,6 +76,7 @@ from jtac_ros.controller_manager import (
 )
 from jtac_ros.goal_log import GoalLog
 from jtac_ros.goal_servers import ADMITTANCE_ACTION, MOVEIT_ACTION, GoalServers
+from jtac_ros.state_messages import controller_state_msg, joint_state_msg, wrench_stamped
 from jtac_ros.stream_server import STREAM_SERVICE, StreamServer
 
 DEFAULT_NODE_NAME = "joint_trajectory_admittance_controller"
@@ -389,7 +389,7 @@ class JtacNode(LifecycleNode):
             stamp = RosTime(nanoseconds=stream_stamp_ns).to_msg()
         names = controller.joint_names
         self._topics["state"].publish(
-            conversions.controller_state_msg(
+            controller_state_msg(
                 state,
                 names,
                 stamp,
@@ -397,13 +397,11 @@ class JtacNode(LifecycleNode):
                 time_from_start_s=self._goals.time_from_start_s(state),
             )
         )
-        self._topics["joints"].publish(conversions.joint_state_msg(state, names, stamp))
+        self._topics["joints"].publish(joint_state_msg(state, names, stamp))
         for tip, frame in enumerate(controller.sensor_frames):
-            self._topics[f"raw:{frame}"].publish(
-                conversions.wrench_stamped(state.wrenches_raw[tip], frame, stamp)
-            )
+            self._topics[f"raw:{frame}"].publish(wrench_stamped(state.wrenches_raw[tip], frame, stamp))
             self._topics[f"filtered:{frame}"].publish(
-                conversions.wrench_stamped(state.wrenches_filtered[tip], frame, stamp)
+                wrench_stamped(state.wrenches_filtered[tip], frame, stamp)
             )
 
 

@@ -21,9 +21,11 @@ import numpy as np
 from rclpy.node import Node
 
 from jtac_py.controller import Controller
-from jtac_ros import conversions
+from jtac_ros.chunk_messages import chunk_from_msg, chunk_notes
 from jtac_ros.clock_offset import ClockOffset
 from jtac_ros.goal_log import GoalLog
+from jtac_ros.result_codes import GoalConversionError
+from jtac_ros.ros_time import time_to_s
 
 __all__ = ["STREAM_REST_SPEED_RAD_S", "STREAM_SERVICE", "StreamServer"]
 
@@ -162,11 +164,11 @@ class StreamServer:
             if stamp.sec or stamp.nanosec:
                 observed_s = self._clock_offset.to_controller_s(stamp.sec * 1_000_000_000 + stamp.nanosec)
             try:
-                chunk = conversions.chunk_from_msg(msg, controller.joint_names, observed_at_s=observed_s)
-            except conversions.GoalConversionError as error:  # nothing reached the robot
+                chunk = chunk_from_msg(msg, controller.joint_names, observed_at_s=observed_s)
+            except GoalConversionError as error:  # nothing reached the robot
                 self._log.log("warning", f"{_CHUNK_LABEL} refused: {error}")
                 return
-            for note in conversions.chunk_notes(msg):
+            for note in chunk_notes(msg):
                 self._log.note(note)
             try:
                 stream.send_chunk(chunk)
@@ -180,7 +182,7 @@ class StreamServer:
                 self._stale_logged += 1
                 self._log.log(
                     "warning",
-                    f"{_CHUNK_LABEL} stale: header.stamp = {conversions.time_to_s(stamp):.6f} s, observed "
+                    f"{_CHUNK_LABEL} stale: header.stamp = {time_to_s(stamp):.6f} s, observed "
                     f"{now_s - observed_s:.3f} s before it arrived; its last point (time_from_start "
                     f"{chunk.duration_s:.3f} s) ended {now_s - end_s:.3f} s ago: braking "
                     "to rest within stop_accelerations",

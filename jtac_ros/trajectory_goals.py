@@ -6,6 +6,13 @@ the ``jtac_py._native.JtacGoal`` the Python API builds for the same motion (``jt
 ``notes``, what is worth logging once (fields accepted but ignored). The node hands ``converted.goal``
 to ``Controller.submit``. jtac's own action, with admittance, is in ``admittance_goals``.
 
+Pure functions: only *structure* is handled here (field names, units, joint order, clocks, tolerance
+sentinels); every *value* (sizes, signs, finiteness, unknown joints or frames) is checked by the
+core, whose rejection names the field, the joint and the value and goes back to the client as the
+result. GoalConversionError is raised only for what the core cannot express: a JointTolerance naming
+a joint that is not in the trajectory, a multi-DOF trajectory, a header stamp before the controller
+clock began.
+
 Clocks: the controller runs on its own clock (robot time, ``ControllerState.time``). A zero
 ``header.stamp`` means "start when the controller takes the goal" (``start_time_s`` 0); any other
 stamp is a ROS time and is mapped through the offset between the two clocks, read by the caller at
