@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from jtac_py import _native, laws, robots
+from jtac_py import _native, config, laws, robots
 
 __all__ = ["CustomLawTenant"]
 
@@ -39,7 +39,7 @@ class CustomLawTenant:
         joint_names: Sequence[str],
     ) -> CustomLawTenant:
         """The law's native CallbackLaw on this controller's arm and parameters: its kinematics from
-        the arm's URDF (base_frame to the robot's TCP frame), `params` (default the law's set).
+        the controller's URDF (base_frame to the robot's TCP frame), `params` (default the law's set).
         TypeError for what is no CompiledLaw; ValueError for params of the wrong size or non-finite."""
         if not isinstance(law, laws.CompiledLaw):
             raise TypeError(f"use_law: expected a jtac_py.laws.CompiledLaw or None, got {type(law).__name__}")
@@ -51,7 +51,8 @@ class CustomLawTenant:
             num_memory=law.n_memory,
             params=values_in,
             stop_accelerations_rad_s2=list(values["stop_accelerations"]),
-            urdf_xml=arm.urdf_xml,
+            # The URDF the core was configured with: the arm's own, else the configuration's.
+            urdf_xml=arm.urdf_xml or config.robot_description(values),
             base_frame=values["base_frame"],
             joint_names=list(joint_names),
             tcp_frame=robots.robot_spec(arm.robot).tcp_frame,

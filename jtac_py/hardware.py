@@ -33,14 +33,16 @@ CLOCKS = ("realtime", "lockstep")
 
 
 class Arm(Protocol):
-    """What the Controller (and through it the ROS node) needs of an arm; SimulatedArm and FrankaArm
-    are the two. The Controller builds its hardware thread on ``device``, its kinematics on
-    ``urdf_xml`` and the rate matcher's limits on ``robot``'s table."""
+    """Everything the Controller (and through it the ROS node) needs of an arm: SimulatedArm and
+    FrankaArm implement it, and so may any other backend (``jtac_py.arms.build_arm`` builds one from
+    parameter values). The Controller builds its hardware thread on ``device``, its kinematics on
+    ``urdf_xml`` and the hardware limiter on ``robot``'s limit table."""
 
     #: "fr3" or "panda": the limits table and the frame names.
     robot: str
-    #: The URDF the controller's kinematics use (the same tool as the arm's).
-    urdf_xml: str
+    #: The URDF the controller's kinematics use (the same tool as the arm's); None: the configuration's
+    #: (robot_description, urdf_path or the built-in robot).
+    urdf_xml: str | None
     #: What the robot does with a command written after its cycle: "applied" or "dropped".
     late_commands: str
 
