@@ -77,7 +77,9 @@ class Controller(LoopView):
         self._schema = parameters.default_schema()
         parts = assemble(self._values, hardware)
         lock = threading.RLock()  # the goal table, the slot, recordings and the pump
-        stepper = Stepper(parts.loop, lambda: self._events.pump()) if hardware.lockstep else None
+        stepper = None
+        if hardware.lockstep:
+            stepper = Stepper(parts.loop, lambda: self._events.pump(), self._require_started)
         step_until = stepper.step_until if stepper else None
         self._slot = LawSlot(parts.loop, lock, lambda: self._values["stop_accelerations"], step_until)
         super().__init__(
@@ -152,7 +154,6 @@ class Controller(LoopView):
         """
         if self._stepper is None:
             raise RuntimeError("step() needs a lockstep SimulatedArm (clock='lockstep')")
-        self._require_started()
         return self._stepper.step(packets)
 
     # ---------------------------------------------------------------------------- goals

@@ -21,14 +21,17 @@ CHUNK_PACKETS = 10
 
 
 class Stepper:
-    """Advances a lockstep loop and pumps its events (``pump``: the event pump's ``pump``)."""
+    """Advances a lockstep loop and pumps its events (``pump``: the event pump's ``pump``;
+    ``require_started``: raises unless the owner is started, as every step needs)."""
 
-    def __init__(self, loop: Any, pump: Callable[[], None]) -> None:
+    def __init__(self, loop: Any, pump: Callable[[], None], require_started: Callable[[], None]) -> None:
         self._loop = loop
         self._pump = pump
+        self._require_started = require_started
 
     def step(self, packets: int) -> Any:
         """`packets` 1 ms packets (and the controller cycles due), then a pump; the DeviceStatus."""
+        self._require_started()
         status = self._loop.step(int(packets))
         self._pump()
         return status
