@@ -52,7 +52,7 @@ def check_joint_values(
         raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays have no single truth value: a Chunk equals only itself
 class Chunk:
     """H joint targets at times after an observation, in the controller's joint order.
 

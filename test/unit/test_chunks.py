@@ -36,3 +36,9 @@ def test_a_built_chunk_holds_read_only_copies():
 def test_a_malformed_chunk_is_refused_naming_field_point_and_joint(times, q, dq, observed, message):
     with pytest.raises(ValueError, match=message):
         Chunk.build(times, q, dq, joint_names=JOINTS, observed_at_s=observed)
+
+
+def test_a_chunk_equals_only_itself_and_hashes():
+    chunk = Chunk.build([0.1], [[0.0, 0.0]], joint_names=JOINTS)
+    assert chunk == chunk and chunk != Chunk.build([0.1], [[0.0, 0.0]], joint_names=JOINTS)
+    assert {chunk: 1}[chunk] == 1
