@@ -467,3 +467,28 @@ def test_native_parameters_of_a_runtime_update_are_accepted_by_set_parameters():
     assert ctrl.set_parameters(config.native_parameters(updated)) == ""
     with pytest.raises(ParameterError, match="read_only"):
         default_schema().validate_update(values, {"update_rate": 500})
+
+
+# ------------------------------------------------------------------------------------- external wrench
+FRAMES = ["fr3_ft_sensor", "left_ft", "right_ft"]
+SOURCES = ["device", "external", "none"]
+
+
+def test_external_tip_gives_the_tip_and_the_reading_as_six_floats():
+    tip, wrench = config.external_tip(FRAMES, SOURCES, "left_ft", [1, 2, 3, 0.1, 0.2, 0.3])
+    assert tip == 1
+    assert wrench.dtype == np.float64 and wrench.tolist() == [1.0, 2.0, 3.0, 0.1, 0.2, 0.3]
+
+
+@pytest.mark.parametrize(
+    ("frame", "wrench", "message"),
+    [
+        ("elbow", [0.0] * 6, r"sensor_frame 'elbow' is not a sensor frame of this controller"),
+        ("fr3_ft_sensor", [0.0] * 6, r"tip 0 reads the arm's own sensor"),
+        ("right_ft", [0.0] * 6, r"tip 2 has no force/torque sensor"),
+        ("left_ft", [0.0] * 5, r"feed_wrench\(left_ft\): wrench has 5 values, expected 6"),
+    ],
+)
+def test_external_tip_refuses_what_no_external_sensor_reads(frame, wrench, message):
+    with pytest.raises(ValueError, match=message):
+        config.external_tip(FRAMES, SOURCES, frame, wrench)
