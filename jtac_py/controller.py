@@ -4,10 +4,10 @@ The hardware thread (C++, 1 kHz) and the controller thread (C++, ``update_rate``
 Python, which talks to them through preallocated mailboxes. On a lockstep ``SimulatedArm`` nothing
 runs by itself: ``step()`` advances the robot 1 ms at a time and the blocking calls step it until
 they are done. The Controller is the API's one entry point and delegates: arms (``arms``), native
-parts (``assembly``), the loop's one law slot — the JTAC, a stream or a custom law, and the
-hand-over between them (``law_slot``, ``custom_law``) —, goals (``goal_intake``, ``results``),
-events (``event_pump``), stepping (``lockstep``), the read side (``loop_view``). Parameters are
-checked by the schema (ParameterError), goals by the core (a rejected goal is a result).
+parts (``assembly``), the loop's one law slot and its tenants (``law_slot``, ``stream_tenant``,
+``custom_law``), goals (``goal_intake``, ``results``), events (``event_pump``), stepping
+(``lockstep``), the read side (``loop_view``). Parameters are checked by the schema
+(ParameterError), goals by the core (a rejected goal is a result).
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ from jtac_py.event_pump import EventPump
 from jtac_py.goal_intake import GoalIntake
 from jtac_py.goals import Trajectory
 from jtac_py.hardware import Arm
-from jtac_py.law_slot import LawSlot, StreamTenant, stream_law
+from jtac_py.law_slot import LawSlot
 from jtac_py.lockstep import PACKET_S, Stepper
 from jtac_py.loop_view import LoopView
 from jtac_py.recording import RECORD_FIELDS, ControllerState, Recording
 from jtac_py.results import GoalError, GoalHandle, GoalResult, TareResult, await_result, wait_for
+from jtac_py.stream_tenant import StreamTenant, stream_law
 from jtac_py.streaming import Stream
 
 __all__ = [

@@ -2,7 +2,8 @@
 waiting for the hand-over (jtac_loop/README.md: one law at a time, one hand-over rule).
 
 The JTAC (trajectory execution) holds the slot unless a *tenant* does: a stream
-(``Controller.stream()``) or a custom law (``Controller.use_law()``). Every switch is the same
+(``Controller.stream()``, ``stream_tenant.py``) or a custom law (``Controller.use_law()``,
+``custom_law.py``). Every switch is the same
 contract, written once here: the running law brakes to rest within the stop accelerations in force,
 the next law starts from that command at rest (the loop does it; a goal still moving ends
 INVALID_STATE, "handed over: <the tenant's reason>"). While a tenant holds the slot, what only the
@@ -19,9 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from jtac_py import _native, goals
-
-__all__ = ["LawSlot", "StreamTenant", "Tenant", "stream_law"]
+__all__ = ["LawSlot", "Tenant"]
 
 _log = logging.getLogger(__name__)
 
@@ -50,68 +49,6 @@ class Tenant(Protocol):
 
     def stopped(self, message: str) -> None:
         """The JTAC's admittance side stopped the tenant (a compliant stream): the core's message."""
-
-
-class StreamTenant:
-    """A stream in the slot (jtac_py.streaming.Stream over a native StreamLaw)."""
-
-    release_hint = "close it"
-    handover_reason = "a stream was opened (Controller.stream())"
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-
-    @property
-    def in_use(self) -> str:
-        kind = "a stream with admittance" if self.stream.compliant else "a stream"
-        return f"{kind} is open (Controller.stream())"
-
-    @property
-    def busy_reason(self) -> str:
-        return "a stream is open (Controller.stream())"
-
-    def released(self) -> None:
-        """Nothing to free: the Stream handle marks itself closed."""
-
-    def poll(self) -> None:
-        """Nothing to watch: the stream's counters are read on demand."""
-
-    def stopped(self, message: str) -> None:
-        if self.stream.compliant:
-            self.stream._stop_message = message
-        _log.warning("stream stopped: %s", message)
-
-
-def stream_law(
-    loop: Any,
-    update_rate_hz: int,
-    stop_accelerations_rad_s2: Sequence[float],
-    *,
-    admittance: Any,
-    thresholds: Sequence[float] | None,
-    joint_damping_per_s: float,
-    **options: Any,
-) -> Any:
-    """The native StreamLaw of Controller.stream() (options: its chunk_capacity, blend_window_s,
-    timeout_s and ensemble_weight); with an admittance set, thresholds or joint damping the law is
-    compliant, its set validated as a goal's (ValueError naming field, tip and axis)."""
-    compliance: dict[str, Any] = {}
-    if admittance is not None or thresholds is not None or joint_damping_per_s:
-        compliance = {
-            "loop": loop,
-            "tips": goals.tip_goals(admittance),
-            "joint_damping_per_s": float(joint_damping_per_s),
-            "absolute_force_torque_threshold": None if thresholds is None else list(thresholds),
-        }
-    law = _native.StreamLaw(
-        1.0 / update_rate_hz,
-        stop_accelerations_rad_s2=list(stop_accelerations_rad_s2),
-        **options,
-        **compliance,
-    )
-    if law.admittance_warning:
-        _log.warning("stream admittance accepted with a warning: %s", law.admittance_warning)
-    return law
 
 
 class LawSlot:
