@@ -260,39 +260,11 @@ def plot_tracking(rec: RecordingLike, path: PathLike, joint_names: Sequence[str]
     nrows = (nj + 2) // 2  # nj joint cells + the deviation cell
     axes = fig.subplots(nrows, 2, sharex=True, squeeze=False).ravel()
     for j in range(nj):
-        ax = axes[j]
-        # Measured wide underneath and commanded thin on top, so both stay visible where they agree.
-        ax.plot(t, np.degrees(q[:, j]), color="tab:blue", lw=2.0, alpha=0.7)
-        ax.plot(t, np.degrees(q_cmd[:, j]), color="tab:orange", lw=1.0)
-        ax.plot(t, np.degrees(q_ref[:, j]), color="black", ls="--", lw=1.0)
-        ax.set_ylabel(f"{names[j]} [deg]")
-        ax.grid(True, alpha=0.3)
-
-    dev = axes[nj]
-    for j in range(nj):
-        dev.plot(t, 1e3 * (q[:, j] - q_ref[:, j]), lw=0.9, label=names[j])
-    dev.set_ylabel("q - q_ref [mrad]")
-    dev.grid(True, alpha=0.3)
-    # Above the panel (where the hidden tick labels of the cell above would be), not over the data.
-    dev.legend(
-        fontsize="x-small",
-        ncol=4,
-        loc="lower center",
-        bbox_to_anchor=(0.5, 1.0),
-        frameon=False,
-        handlelength=1.0,
-        columnspacing=0.8,
-    )
+        _joint_cell(axes[j], t, q[:, j], q_cmd[:, j], q_ref[:, j], names[j])
+    _deviation_cell(axes[nj], t, q - q_ref, names)
     for ax in axes[nj + 1 :]:
         ax.set_axis_off()
-
-    # sharex hides the tick labels of every cell but the bottom row; the last used cell of each
-    # column needs them back when the columns end on different rows.
-    used = axes[: nj + 1]
-    for col in range(2):
-        last = used[col::2][-1]
-        last.xaxis.set_tick_params(labelbottom=True)
-        last.set_xlabel("time [s]")
+    _bottom_tick_labels(axes[: nj + 1])
 
     handles = [
         Line2D([], [], color="black", ls="--", label="reference q_ref"),
@@ -303,6 +275,48 @@ def plot_tracking(rec: RecordingLike, path: PathLike, joint_names: Sequence[str]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, frameon=False)
     fig.suptitle("Joint tracking")
     return _save(fig, path)
+
+
+def _joint_cell(
+    ax: Axes, t: np.ndarray, q: np.ndarray, q_cmd: np.ndarray, q_ref: np.ndarray, name: str
+) -> None:
+    """One joint's measured, commanded and reference position [deg] over time [s]."""
+    # Measured wide underneath and commanded thin on top, so both stay visible where they agree.
+    ax.plot(t, np.degrees(q), color="tab:blue", lw=2.0, alpha=0.7)
+    ax.plot(t, np.degrees(q_cmd), color="tab:orange", lw=1.0)
+    ax.plot(t, np.degrees(q_ref), color="black", ls="--", lw=1.0)
+    ax.set_ylabel(f"{name} [deg]")
+    ax.grid(True, alpha=0.3)
+
+
+def _deviation_cell(ax: Axes, t: np.ndarray, deviation_rad: np.ndarray, names: Sequence[str]) -> None:
+    """``q - q_ref`` [mrad] of every joint in one cell, with its legend above it."""
+    for j, name in enumerate(names):
+        ax.plot(t, 1e3 * deviation_rad[:, j], lw=0.9, label=name)
+    ax.set_ylabel("q - q_ref [mrad]")
+    ax.grid(True, alpha=0.3)
+    # Above the panel (where the hidden tick labels of the cell above would be), not over the data.
+    ax.legend(
+        fontsize="x-small",
+        ncol=4,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        frameon=False,
+        handlelength=1.0,
+        columnspacing=0.8,
+    )
+
+
+def _bottom_tick_labels(used: Sequence[Axes]) -> None:
+    """Time labels on the last used cell of each of the two columns.
+
+    sharex hides the tick labels of every cell but the bottom row; the last used cell of each column
+    needs them back when the columns end on different rows.
+    """
+    for col in range(2):
+        last = used[col::2][-1]
+        last.xaxis.set_tick_params(labelbottom=True)
+        last.set_xlabel("time [s]")
 
 
 def plot_wrench(
@@ -386,19 +400,9 @@ def plot_deflection(
     npanels = (2 if ee is not None else 1) + (1 if has_force else 0)
     axes = fig.subplots(npanels, 1, sharex=True, squeeze=False)[:, 0]
     if ee is not None:
-        for k, axis in enumerate("xyz"):
-            axes[0].plot(t, 1e3 * ee[:, k], color=_XYZ_COLORS[k], lw=1.2, label=axis)
-            axes[1].plot(t, np.degrees(ee[:, 3 + k]), color=_XYZ_COLORS[k], lw=1.2, label=axis)
-        axes[0].set_ylabel("translation [mm]")
-        axes[1].set_ylabel("rotation [deg]")
-        axes[0].legend(loc="upper right", ncol=3, fontsize="small")
-        title = "End-effector deflection from the nominal reference"
+        title = _ee_deflection_panels(axes[0], axes[1], t, ee)
     else:
-        for j in range(offset.shape[1]):
-            axes[0].plot(t, 1e3 * offset[:, j], lw=1.0, label=f"joint {j + 1}")
-        axes[0].set_ylabel("joint offset [mrad]")
-        axes[0].legend(loc="upper right", ncol=4, fontsize="small")
-        title = "Admittance joint offset (added to the reference)"
+        title = _joint_offset_panel(axes[0], t, offset)
     if has_force:
         force = _array(rec, force_key, rows=n, width=6)[:, :3]
         axes[-1].plot(t, np.linalg.norm(force, axis=1), color="black", lw=1.0)
@@ -413,6 +417,26 @@ def plot_deflection(
         fig.legend(handles=[patch], loc="outside upper right", frameon=False)
     fig.suptitle(title)
     return _save(fig, path)
+
+
+def _ee_deflection_panels(ax_mm: Axes, ax_deg: Axes, t: np.ndarray, ee: np.ndarray) -> str:
+    """Translation [mm] and rotation [deg] of the end effector from the nominal reference; the title."""
+    for k, axis in enumerate("xyz"):
+        ax_mm.plot(t, 1e3 * ee[:, k], color=_XYZ_COLORS[k], lw=1.2, label=axis)
+        ax_deg.plot(t, np.degrees(ee[:, 3 + k]), color=_XYZ_COLORS[k], lw=1.2, label=axis)
+    ax_mm.set_ylabel("translation [mm]")
+    ax_deg.set_ylabel("rotation [deg]")
+    ax_mm.legend(loc="upper right", ncol=3, fontsize="small")
+    return "End-effector deflection from the nominal reference"
+
+
+def _joint_offset_panel(ax: Axes, t: np.ndarray, offset_rad: np.ndarray) -> str:
+    """The admittance's per-joint offset [mrad]; the title."""
+    for j in range(offset_rad.shape[1]):
+        ax.plot(t, 1e3 * offset_rad[:, j], lw=1.0, label=f"joint {j + 1}")
+    ax.set_ylabel("joint offset [mrad]")
+    ax.legend(loc="upper right", ncol=4, fontsize="small")
+    return "Admittance joint offset (added to the reference)"
 
 
 def _histogram(ax: Axes, values: np.ndarray, color: str, extra: str | None = None) -> dict[str, float]:
