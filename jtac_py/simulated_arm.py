@@ -1,0 +1,150 @@
+"""The simulated Franka arm (MuJoCo, with a force/torque sensor): ``SimulatedArm``.
+
+It builds the MJCF of ``jtac_py.robots`` with the requested tool, and the matching URDF for the
+controller's kinematics, so that simulation and controller agree on every frame:
+
+- ``<robot>_ft_sensor``: the sensor's measurement frame at the flange (the wrench the tool exerts on
+  the sensor, in sensor axes);
+- ``<robot>_ee``: the end-effector (tool mounting) frame; ``<robot>_tcp``: the tool centre point.
+
+Two clocks:
+
+- ``clock="realtime"``: the simulated robot keeps its own 1 kHz steady clock, the hardware real-time
+  thread and the controller thread run natively (what a real Franka looks like to the controller);
+- ``clock="lockstep"``: nothing runs by itself; ``Controller.step()`` (or a blocking ``follow()``)
+  advances the robot one 1 ms packet at a time on a virtual clock: deterministic, faster than real time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from jtac_py import _native, robots
+
+__all__ = ["CLOCKS", "SimulatedArm"]
+
+CLOCKS = ("realtime", "lockstep")
+
+
+class SimulatedArm:
+    """A simulated FR3 or Panda with an F/T sensor at the flange and an optional tool.
+
+    Args:
+        robot: "fr3" or "panda".
+        clock: "realtime" (the arm's own 1 kHz clock) or "lockstep" (advanced by Controller.step()).
+        tool_mass_kg, tool_cog_m, tcp_offset_m: the tool below the sensor [kg, m in the ee frame]; the
+            sensor reads its weight, which a goal's end_effector_mass/cog compensates.
+        q_init_rad: joint positions at start [rad]; default the robot's home pose.
+        stiffness_nm_rad, damping_nm_s_rad: the robot's joint impedance (default Franka's Table 2 gains).
+    """
+
+    #: The simulated arm applies every command when it arrives, also one written late (the hardware
+    #: thread's `late_commands` policy, see FrankaArm).
+    late_commands = "applied"
+
+    def __init__(
+        self,
+        robot: str = "fr3",
+        *,
+        clock: str = "realtime",
+        tool_mass_kg: float = 0.0,
+        tool_cog_m: Sequence[float] = (0.0, 0.0, 0.0),
+        tcp_offset_m: Sequence[float] | None = None,
+        q_init_rad: Sequence[float] | None = None,
+        stiffness_nm_rad: Sequence[float] | None = None,
+        damping_nm_s_rad: Sequence[float] | None = None,
+    ) -> None:
+        if clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
+        spec = robots.robot_spec(robot)
+        self.robot = spec.name
+        self.clock = clock
+        self.joint_names = tuple(robots.joint_names(robot))
+        self.prefix = self.joint_names[0].split("_joint")[0]
+        tool = {"tool_mass_kg": tool_mass_kg, "tool_cog_m": tool_cog_m, "tcp_offset_m": tcp_offset_m}
+        self.urdf_xml = robots.urdf_xml(robot, **tool)
+        self.mjcf_xml = robots.mjcf_xml(robot, **tool)
+        q_init = np.asarray(spec.q_home_rad if q_init_rad is None else q_init_rad, dtype=float)
+        if q_init.shape != (7,) or not np.all(np.isfinite(q_init)):
+            raise ValueError(f"q_init_rad must be 7 finite joint positions [rad], got {q_init_rad!r}")
+        self.q_init_rad = q_init
+        self.device = _native.MujocoDevice(
+            self.mjcf_xml,
+            name_prefix=self.prefix,
+            q_init_rad=q_init,
+            stiffness_Nm_rad=stiffness_nm_rad,
+            damping_Nm_s_rad=damping_nm_s_rad,
+            clock=clock,
+        )
+
+    # ------------------------------------------------------------------------------------ frames
+    @property
+    def sensor_frame(self) -> str:
+        return f"{self.prefix}_ft_sensor"
+
+    @property
+    def ee_frame(self) -> str:
+        return f"{self.prefix}_ee"
+
+    @property
+    def ft_sensor_name(self) -> str:
+        """The simulated force/torque sensor (MJCF sensors ``<name>_force`` / ``<name>_torque``)."""
+        return f"{self.prefix}_ft"
+
+    @property
+    def tcp_frame(self) -> str:
+        return f"{self.prefix}_tcp"
+
+    @property
+    def lockstep(self) -> bool:
+        return self.clock == "lockstep"
+
+    @property
+    def last_error(self) -> str | None:
+        """The simulated arm stops by itself for nothing: always None."""
+        return None
+
+    def start_motion(self, fifo_priority: int = 0) -> None:
+        """Nothing to start: the simulated arm takes commands from its first tick on."""
+
+    def finish_motion(self) -> None:
+        """Nothing to finish (see start_motion)."""
+
+    def frame_pose(self, frame: str) -> np.ndarray:
+        """4x4 world pose of a site or body at the current simulated state [m]."""
+        return self.device.frame_pose(frame)
+
+    # ------------------------------------------------------------------------------------ pushes
+    def push(
+        self,
+        force_world_n: Sequence[float],
+        duration_s: float,
+        *,
+        frame: str | None = None,
+        torque_world_nm: Sequence[float] = (0.0, 0.0, 0.0),
+    ) -> None:
+        """Push the arm: a force [N, world axes] at `frame`'s origin (default the TCP) for duration_s.
+
+        Starts at the next 1 ms tick; pushes add up. Any thread. ValueError for an unknown frame, a
+        non-finite value or a duration that is not > 0.
+        """
+        wrench = np.concatenate([np.asarray(force_world_n, float), np.asarray(torque_world_nm, float)])
+        if wrench.shape != (6,):
+            raise ValueError("force_world_n and torque_world_nm must have 3 entries each")
+        self.device.push(frame or self.tcp_frame, wrench, float(duration_s))
+
+    def inject_sensor_fault(self, value: float, duration_s: float) -> None:
+        """Every F/T component reads `value` (NaN: a dropout) for duration_s from the next tick.
+
+        What a failing sensor or its bus delivers; the physics is untouched. Any thread.
+        """
+        self.device.inject_sensor_fault(float(value), float(duration_s))
+
+    @property
+    def pushes_active(self) -> int:
+        return self.device.pushes_active
+
+    def __repr__(self) -> str:
+        return f"SimulatedArm({self.robot!r}, clock={self.clock!r})"
