@@ -5,19 +5,16 @@
 #include "jtac_core/trajectory_controller.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
+
+#include "message_text.hpp"
 
 namespace jtac {
 
 namespace {
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
+using detail::num;
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
@@ -175,7 +172,7 @@ std::string TrajectoryController::set_parameters(const ControllerParameters& par
 }
 
 SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, double /*now_s*/,
-                                               const AdmittanceGoal* admittance) {
+                                               const GoalStager& stage) {
   std::lock_guard<std::mutex> lock(submit_mutex_);
   SubmitResult r;
   const auto reject = [&r](ResultCode code, std::string message) {
@@ -348,13 +345,15 @@ SubmitResult TrajectoryController::submit_goal(const TrajectoryGoal& goal, doubl
   out.goal_time_tolerance_s = goal.goal_time_tolerance_s > 0.0 ? goal.goal_time_tolerance_s
                                                                : params_nonrt_.default_goal_time_tolerance_s;
   out.start_time_s = goal.start_time_s;
-  out.admittance = admittance != nullptr ? *admittance : AdmittanceGoal{};
   out.goal_id = next_goal_id_;
-  if (!goals_.publish()) {
+  // Only this (locked) writer sets the pending bit: once free, publish() below cannot fail, so what
+  // `stage` staged under this id always has its goal.
+  if (goals_.pending() || (stage && !stage(next_goal_id_))) {
     r.busy = true;
     r.message = "the previous goal has not been taken by the control loop yet; retry after a cycle";
     return r;
   }
+  goals_.publish();
   r.goal_id = next_goal_id_++;
   return r;
 }

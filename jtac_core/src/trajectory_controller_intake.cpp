@@ -26,7 +26,7 @@ void TrajectoryController::sample_active_path(double period_s, double scale_mid)
 }
 
 void TrajectoryController::handle_new_goal(double time_s, double period_s, double scale_mid,
-                                           const Event& fault) noexcept {
+                                           const Event& fault, const CycleSeams& seams) noexcept {
   PreparedGoal* goal = goals_.peek();
   if (goal == nullptr) {
     return;
@@ -77,11 +77,10 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
       break;
   }
   const bool from_motion = active_goal_id_ != 0;
-  if (from_motion) {
-    if (const int tip = active_goal_->admittance.first_payload_mismatch(goal->admittance); tip >= 0) {
-      decline_goal(EventDetail::kStitchPayloadMismatch, ResultCode::kInvalidGoal, id, tip, 0.0, 0.0, time_s);
-      return;
-    }
+  if (from_motion && seams.stitch_refused_goal_id == id) {
+    decline_goal(seams.stitch_refusal_detail, ResultCode::kInvalidGoal, id, seams.stitch_refusal_index, 0.0,
+                 0.0, time_s);
+    return;
   }
   if (!check_candidate(*goal, time_s, tau_s, from_motion)) {
     goals_.decline();

@@ -276,7 +276,7 @@ inline bool TrajectoryController::serve_requests(double time_s, double period_s,
                         .detail = EventDetail::kCanceled});
   }
   const std::uint64_t goal_before = active_goal_id_;
-  handle_new_goal(time_s, period_s, scale_mid, fault);
+  handle_new_goal(time_s, period_s, scale_mid, fault, seams);
   const bool taken_this_cycle = active_goal_id_ != goal_before;
   if (seams.stop_requested && in_motion_mode(mode_)) {
     begin_stop(time_s, {.outcome = EventType::kGoalAborted,

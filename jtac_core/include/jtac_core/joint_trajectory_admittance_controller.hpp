@@ -10,6 +10,12 @@
 // into the joint offset that the engine adds to its command. A new goal resets the admittance's
 // velocity state and switches every tip to the goal's parameters from the next cycle.
 //
+// A goal's admittance part stays here: the trajectory engine knows trajectories only. submit_goal()
+// stages the validated set in this controller's own mailbox under the goal's id before the engine
+// publishes the trajectory (GoalStager); the control thread takes it in the cycle the engine takes
+// that goal, and drops it in the cycle the engine refuses it, so a refused goal's admittance never
+// applies. A stitch that would change a tip's payload is refused through CycleSeams.
+//
 // Without a force/torque sensor (ft_sensor_name empty) this is a plain trajectory controller, and
 // a goal asking for compliance or a force threshold is rejected with INVALID_GOAL saying so.
 //
@@ -29,6 +35,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -186,11 +193,26 @@ class JointTrajectoryAdmittanceController {
   const std::vector<std::string>& sensor_frames() const noexcept { return sensor_frame_names_; }
 
  private:
+  /// A goal's admittance part, staged under the goal's id until the engine takes or refuses it.
+  struct StagedAdmittance {
+    std::uint64_t goal_id = 0;
+    AdmittanceGoal admittance;
+  };
+
   void on_activation() noexcept;  // the admittance side of activate()
+  // "" or a message naming the force/torque parameter and its value.
+  static std::string validate_force_torque(const JtacParameters& parameters);
   // "" or the rejection; `warning` collects what is accepted but worth saying (low damping ratios).
   std::string validate_admittance(const JtacGoal& goal, AdmittanceGoal& out, std::string& warning) const;
   std::string check_stability(const JtacGoal& goal, const AdmittanceGoal& out, std::string& warning) const;
   void apply_goal(const AdmittanceGoal* goal) noexcept;
+  // Before the engine's cycle: a staged goal whose payload differs from the goal in motion is refused
+  // as a stitch (CycleSeams::stitch_refused_goal_id). `pending_goal_id`: the engine's pending goal.
+  void refuse_payload_stitch(std::uint64_t pending_goal_id) noexcept;
+  // After an engine call that may take or refuse its pending goal `pending_before` (held before the
+  // call): that goal's staged admittance if the engine took it (valid until the next take), else null;
+  // a refused goal's is dropped.
+  const AdmittanceGoal* take_staged_admittance(std::uint64_t pending_before) noexcept;
   void apply_force_torque_parameters() noexcept;
   void take_parameters() noexcept;  // new run-time parameters, at a cycle boundary
   // Every tip's F/T pipeline (tares, filter, threshold, compensation) into wrench_control_ and `out`.
@@ -223,6 +245,7 @@ class JointTrajectoryAdmittanceController {
   JtacParameters params_nonrt_;
 
   // Crossings.
+  Mailbox<StagedAdmittance> staged_admittance_;  // written under the engine's submit lock (GoalStager)
   LatestValue<JtacParameters> parameters_;
   std::array<std::atomic<bool>, kMaxTips> tare_requested_{};
   std::atomic<bool> goal_active_{false};

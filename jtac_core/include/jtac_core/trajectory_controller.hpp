@@ -33,11 +33,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "jtac_core/admittance.hpp"
 #include "jtac_core/events.hpp"
 #include "jtac_core/result_code.hpp"
 #include "jtac_core/stop_trajectory.hpp"
@@ -118,6 +118,12 @@ struct CycleSeams {
   EventDetail input_fault = EventDetail::kNone;
   int input_fault_index = -1;  ///< axis (6·tip + axis) the fault is about
   double input_fault_value = 0.0;
+  /// A pending goal that another component refuses to stitch onto the goal in motion (its own
+  /// per-goal data may not change mid-motion, e.g. a payload): refused with INVALID_GOAL and this
+  /// detail and index where it would replace a goal in motion; 0 = none.
+  std::uint64_t stitch_refused_goal_id = 0;
+  EventDetail stitch_refusal_detail = EventDetail::kNone;
+  int stitch_refusal_index = -1;
 };
 
 // ------------------------------------------------------------------------------------ outputs
@@ -161,10 +167,12 @@ struct PreparedGoal {
   JointVector goal_tolerance_rad = JointVector::Zero(0);
   double goal_time_tolerance_s = 0.0;
   double start_time_s = 0.0;  ///< 0 = when taken
-  /// Carried for the admittance layer (joint_trajectory_admittance_controller.hpp); this engine
-  /// only checks payload compatibility when stitching.
-  AdmittanceGoal admittance;
 };
+
+/// Called by submit_goal() under its lock once a goal is valid and the mailbox free, with the id the
+/// goal is about to get and before the control thread can see it: a component that keeps data of its
+/// own per goal stages it there. false = that component is busy: the submission answers `busy`.
+using GoalStager = std::function<bool(std::uint64_t goal_id)>;
 
 /// The trajectory engine.
 class TrajectoryController {
@@ -191,9 +199,14 @@ class TrajectoryController {
 
   /// Validates and queues a goal. `now_s` (the controller clock at submission) is not needed: a
   /// past stamp is judged when the control thread takes the goal, through the speed scale's history.
-  /// `admittance` (validated by the caller) travels with the goal; null = none.
-  SubmitResult submit_goal(const TrajectoryGoal& goal, double now_s,
-                           const AdmittanceGoal* admittance = nullptr);
+  /// `stage` (optional) stages a caller's own per-goal data under the goal's id (GoalStager).
+  SubmitResult submit_goal(const TrajectoryGoal& goal, double now_s, const GoalStager& stage = {});
+
+  /// The id of the goal waiting in the mailbox, 0 = none. Control thread only.
+  std::uint64_t pending_goal_id() noexcept {
+    const PreparedGoal* goal = goals_.peek();
+    return goal != nullptr ? goal->goal_id : 0;
+  }
 
   /// The goal being executed (or waited for, settled, braked for), or null. Control thread only.
   const PreparedGoal* active_goal() const noexcept { return active_goal_; }
@@ -285,7 +298,9 @@ class TrajectoryController {
 
   // Goal intake (trajectory_controller_intake.cpp).
   // `fault`: the first non-finite input of this cycle (detail kNone = none), which refuses a goal.
-  void handle_new_goal(double time_s, double period_s, double scale_mid, const Event& fault) noexcept;
+  // `seams`: a stitch another component refuses (CycleSeams::stitch_refused_goal_id).
+  void handle_new_goal(double time_s, double period_s, double scale_mid, const Event& fault,
+                       const CycleSeams& seams) noexcept;
   // The active path at this cycle's time (path_now_traj_, path_now_): what the reference would be
   // without a new goal.
   void sample_active_path(double period_s, double scale_mid) noexcept;
