@@ -157,36 +157,42 @@ class StreamServer:
                 self._own_brakes += 1
                 self._log.log("info", f"{_CHUNK_LABEL} with no points: braking to rest (minimum-time stop)")
                 return
-            self.read_clocks(controller)
-            now_s = stream.now()
-            stamp = msg.header.stamp
-            observed_s = now_s  # a zero stamp: observed on arrival
-            if stamp.sec or stamp.nanosec:
-                observed_s = self._clock_offset.to_controller_s(stamp.sec * 1_000_000_000 + stamp.nanosec)
-            try:
-                chunk = chunk_from_msg(msg, controller.joint_names, observed_at_s=observed_s)
-            except GoalConversionError as error:  # nothing reached the robot
-                self._log.log("warning", f"{_CHUNK_LABEL} refused: {error}")
-                return
-            for note in chunk_notes(msg):
-                self._log.note(note)
-            try:
-                stream.send_chunk(chunk)
-            except ValueError as error:  # the native guard (e.g. more points than it holds)
-                self._log.log("warning", f"{_CHUNK_LABEL} refused: INVALID_GOAL (-1): {error}")
-                return
-            end_s = observed_s + chunk.duration_s
-            self._last_message_ns = arrived_ns
-            self._last_end_s = end_s
-            if end_s <= now_s + 1.0 / controller.update_rate_hz:
-                self._stale_logged += 1
-                self._log.log(
-                    "warning",
-                    f"{_CHUNK_LABEL} stale: header.stamp = {time_to_s(stamp):.6f} s, observed "
-                    f"{now_s - observed_s:.3f} s before it arrived; its last point (time_from_start "
-                    f"{chunk.duration_s:.3f} s) ended {now_s - end_s:.3f} s ago: braking "
-                    "to rest within stop_accelerations",
-                )
+            self._send(controller, stream, msg, arrived_ns)
+
+    def _send(self, controller: Controller, stream: Any, msg: Any, arrived_ns: int) -> None:
+        """A chunk message with points: placed after its observation (the stamp on the controller
+        clock; a zero stamp = now, the one reading of the stream's clock the stale check uses too),
+        checked once and sent; a chunk already over when it arrives is logged as stale."""
+        self.read_clocks(controller)
+        now_s = stream.now()
+        stamp = msg.header.stamp
+        observed_s = now_s
+        if stamp.sec or stamp.nanosec:
+            observed_s = self._clock_offset.to_controller_s(stamp.sec * 1_000_000_000 + stamp.nanosec)
+        try:
+            chunk = chunk_from_msg(msg, controller.joint_names, observed_at_s=observed_s)
+        except GoalConversionError as error:  # nothing reached the robot
+            self._log.log("warning", f"{_CHUNK_LABEL} refused: {error}")
+            return
+        for note in chunk_notes(msg):
+            self._log.note(note)
+        try:
+            stream.send_chunk(chunk)
+        except ValueError as error:  # the native guard (e.g. more points than it holds)
+            self._log.log("warning", f"{_CHUNK_LABEL} refused: INVALID_GOAL (-1): {error}")
+            return
+        end_s = observed_s + chunk.duration_s
+        self._last_message_ns = arrived_ns
+        self._last_end_s = end_s
+        if end_s <= now_s + 1.0 / controller.update_rate_hz:
+            self._stale_logged += 1
+            self._log.log(
+                "warning",
+                f"{_CHUNK_LABEL} stale: header.stamp = {time_to_s(stamp):.6f} s, observed "
+                f"{now_s - observed_s:.3f} s before it arrived; its last point (time_from_start "
+                f"{chunk.duration_s:.3f} s) ended {now_s - end_s:.3f} s ago: braking "
+                "to rest within stop_accelerations",
+            )
 
     def watch(self) -> None:
         """Logs, from the stream's counters, the brakes no message has explained: stale chunks the
