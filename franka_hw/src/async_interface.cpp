@@ -1,4 +1,5 @@
 #include "franka_hw/async_interface.hpp"
+#include "jtac_rt/numeric.hpp"
 #include "jtac_rt/realtime_thread.hpp"
 
 #include <pthread.h>
@@ -14,6 +15,9 @@ namespace jtac::hw {
 
 namespace {
 
+using jtac::all_finite;
+using jtac::store_max;
+
 std::int64_t steady_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -27,10 +31,6 @@ std::int64_t steady_ns() noexcept {
 // FR3's jerk limit) at most is ever left uncorrected.
 constexpr double kEchoToleranceRad = 2e-7;
 
-bool all_finite(const JointArray& values) noexcept {
-  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
-}
-
 // Whether the robot's echoed q_d lies away from `reference_rad` (a non-finite echo never does: it is
 // no history to settle anything by).
 bool echo_disagrees(const JointArray& echo_rad, const JointArray& reference_rad) noexcept {
@@ -43,18 +43,6 @@ bool echo_disagrees(const JointArray& echo_rad, const JointArray& reference_rad)
     }
   }
   return false;
-}
-
-void store_max(std::atomic<std::uint64_t>& target, std::uint64_t value) noexcept {
-  std::uint64_t current = target.load(std::memory_order_relaxed);
-  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
-}
-
-void store_max_ns(std::atomic<std::int64_t>& target, std::int64_t value) noexcept {
-  std::int64_t current = target.load(std::memory_order_relaxed);
-  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
 }
 
 void bump(std::atomic<std::uint64_t>& counter) noexcept { counter.fetch_add(1, std::memory_order_relaxed); }
@@ -150,7 +138,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
     return read_status;  // the motion has not started: nothing to answer yet
   }
   if (read_status != DeviceStatus::kOk) {
-    bump(device_errors_);
+    bump(counters_.device_errors);
     return read_status;
   }
 
@@ -160,7 +148,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   state_buffer_.write_buffer().run = run_.load(std::memory_order_relaxed);
   state_buffer_.publish();
 
-  const std::uint64_t packet_index = packets_.load(std::memory_order_relaxed);
+  const std::uint64_t packet_index = counters_.packets.load(std::memory_order_relaxed);
   PacketRecord& record = (*trace_)[packet_index % kTraceCapacity];
   record.packet = packet_index;
   record.tick = state_.tick;
@@ -176,14 +164,14 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   } else {
     const std::uint64_t delta = state_.tick - last_tick_;
     if (delta != 1) {
-      bump(anomalous_ticks_);
+      bump(counters_.anomalous_ticks);
       record.flags |= PacketRecord::kAnomalousTick;
     }
     if (delta == 0) {
       // A duplicate state: nothing advances, the previous command goes out again.
       const DeviceStatus write_status = device_.write_once(command_);
       if (write_status != DeviceStatus::kOk) {
-        bump(device_errors_);
+        bump(counters_.device_errors);
       }
       return write_status;
     }
@@ -197,13 +185,13 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
     if (read_late) {
       // Whatever the robot does with late commands, ours was applied and the robot substituted
       // the delta − 1 cycles it did not get a command for.
-      bump(late_reads_);
+      bump(counters_.late_reads);
       record.flags |= PacketRecord::kLateRead;
       limiter_.extrapolate(delta - 1);
     } else if (delta > 1 || last_write_late_) {
       // Our previous command was late (see the top of async_interface.hpp): continue from what the
       // robot judges the next command against.
-      bump(late_commands_);
+      bump(counters_.late_commands);
       record.flags |= PacketRecord::kLate;
       if (config_.late_commands == LateCommands::kDropped) {
         limiter_ = limiter_before_;
@@ -221,30 +209,30 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   // The newest controller sample, if one arrived (never waits).
   if (const CommandSample* sample = command_buffer_.take_new()) {
     if (matcher_.on_sample(*sample, state_.q_d_rad, state_.tick)) {
-      bump(commands_received_);
+      bump(counters_.commands_received);
       record.flags |= PacketRecord::kSample;
       if (had_sample_) {
-        store_max(largest_command_gap_, packet_index - last_sample_packet_);
+        store_max(counters_.largest_command_gap, packet_index - last_sample_packet_);
       }
       had_sample_ = true;
       last_sample_packet_ = packet_index;
     }
   } else if (had_sample_) {
-    store_max(largest_command_gap_, packet_index - last_sample_packet_);
+    store_max(counters_.largest_command_gap, packet_index - last_sample_packet_);
   }
 
   matcher_.next(target_, periods_elapsed);
   limiter_before_ = limiter_;
   bool limited = false;
   if (target_.hold) {
-    bump(held_packets_);
+    bump(counters_.held_packets);
     record.flags |= PacketRecord::kHeld;
     limited = limiter_.brake(step_periods);
   } else {
     limited = limiter_.step(target_.q_rad, target_.dq_rad_s, step_periods);
   }
   if (limited) {
-    bump(limiter_activations_);
+    bump(counters_.limiter_activations);
     record.flags |= PacketRecord::kLimited;
   }
   command_.q_d_rad = limiter_.q_rad();
@@ -260,15 +248,15 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   // Only the real-time thread's clock means anything; lockstep stays deterministic.
   last_write_late_ = real_time && write_ns - read_ns > period_ns_;
   latency_ns_[packet_index % kLatencyWindow].store(write_ns - read_ns, std::memory_order_relaxed);
-  store_max_ns(max_latency_ns_, write_ns - read_ns);
+  store_max(counters_.max_latency_ns, write_ns - read_ns);
   const bool gap_restarted = peaks_reset_.exchange(false, std::memory_order_acq_rel);
   if (last_write_ns_ != 0 && !gap_restarted) {
-    store_max_ns(max_write_interval_ns_, write_ns - last_write_ns_);
+    store_max(counters_.max_write_interval_ns, write_ns - last_write_ns_);
   }
   last_write_ns_ = write_ns;
-  packets_.store(packet_index + 1, std::memory_order_relaxed);
+  counters_.packets.store(packet_index + 1, std::memory_order_relaxed);
   if (write_status != DeviceStatus::kOk) {
-    bump(device_errors_);
+    bump(counters_.device_errors);
   }
   return write_status;
 }
@@ -296,7 +284,7 @@ bool AsyncInterface::settle_by_echo(const JointLimiter& written, std::uint64_t d
     // Neither: an echo that lags our commands by a cycle. The tick handling's continuation stands.
     return false;
   }
-  bump(echo_resyncs_);
+  bump(counters_.echo_resyncs);
   record.flags |= PacketRecord::kResynced;
   return true;
 }
@@ -329,35 +317,19 @@ bool AsyncInterface::submit_command(const JointArray& q_rad, const JointArray& d
   sample.source_tick = source_tick;
   sample.nominal_interval_s = nominal_interval_s;
   if (!is_finite(sample)) {
-    bump(commands_refused_);
+    bump(counters_.commands_refused);
     return false;
   }
   command_buffer_.publish();
   return true;
 }
 
-AsyncCounters AsyncInterface::counters() const noexcept {
-  AsyncCounters result;
-  result.packets = packets_.load(std::memory_order_relaxed);
-  result.commands_received = commands_received_.load(std::memory_order_relaxed);
-  result.commands_refused = commands_refused_.load(std::memory_order_relaxed);
-  result.held_packets = held_packets_.load(std::memory_order_relaxed);
-  result.limiter_activations = limiter_activations_.load(std::memory_order_relaxed);
-  result.largest_command_gap = largest_command_gap_.load(std::memory_order_relaxed);
-  result.anomalous_ticks = anomalous_ticks_.load(std::memory_order_relaxed);
-  result.late_commands = late_commands_.load(std::memory_order_relaxed);
-  result.late_reads = late_reads_.load(std::memory_order_relaxed);
-  result.echo_resyncs = echo_resyncs_.load(std::memory_order_relaxed);
-  result.device_errors = device_errors_.load(std::memory_order_relaxed);
-  result.max_write_interval_ns = max_write_interval_ns_.load(std::memory_order_relaxed);
-  result.max_latency_ns = max_latency_ns_.load(std::memory_order_relaxed);
-  return result;
-}
+AsyncCounters AsyncInterface::counters() const noexcept { return counters_.load(); }
 
 void AsyncInterface::reset_peaks() noexcept {
-  largest_command_gap_.store(0, std::memory_order_relaxed);
-  max_write_interval_ns_.store(0, std::memory_order_relaxed);
-  max_latency_ns_.store(0, std::memory_order_relaxed);
+  counters_.largest_command_gap.store(0, std::memory_order_relaxed);
+  counters_.max_write_interval_ns.store(0, std::memory_order_relaxed);
+  counters_.max_latency_ns.store(0, std::memory_order_relaxed);
   for (auto& slot : latency_ns_) {
     slot.store(-1, std::memory_order_relaxed);
   }
@@ -368,7 +340,7 @@ std::size_t AsyncInterface::packet_trace(std::array<PacketRecord, kTraceCapacity
   if (running()) {
     return 0;
   }
-  const std::uint64_t packets = packets_.load(std::memory_order_relaxed);
+  const std::uint64_t packets = counters_.packets.load(std::memory_order_relaxed);
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(packets, kTraceCapacity));
   for (std::size_t k = 0; k < n; ++k) {
     out[k] = (*trace_)[(packets - n + k) % kTraceCapacity];

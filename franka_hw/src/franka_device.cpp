@@ -1,5 +1,6 @@
 // FrankaDevice: libfranka's ActiveControl behind the Device contract (see franka_device.hpp).
 #include "franka_hw/franka_device.hpp"
+#include "jtac_rt/numeric.hpp"
 
 #include <franka/control_types.h>
 
@@ -14,9 +15,7 @@ namespace jtac::hw {
 
 namespace {
 
-bool all_finite(const JointArray& values) noexcept {
-  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
-}
+using jtac::all_finite;
 
 // Itanium-ABI names of the two ActiveControl implementations we drive (libfranka's
 // active_motion_generator.h, which the PyPI header set lacks: compare the dynamic type by name).

@@ -1,5 +1,6 @@
 // The simulated Franka arm on MuJoCo's C API. Design and semantics: franka_hw/mujoco_device.hpp.
 #include "franka_hw/mujoco_device.hpp"
+#include "jtac_rt/numeric.hpp"
 
 #include <mujoco/mujoco.h>
 #include <time.h>
@@ -13,15 +14,9 @@
 namespace jtac::hw {
 namespace {
 
+using jtac::all_finite;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-bool all_finite(const JointArray& values) noexcept {
-  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
-}
-
-bool all_finite(const WrenchArray& values) noexcept {
-  return std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); });
-}
 
 // MuJoCo warnings that mean the simulation diverged: a huge or non-finite control (MuJoCo zeroes it
 // for the step) or state (MuJoCo then resets mjData itself).

@@ -1,4 +1,5 @@
 #include "franka_hw/rate_matching.hpp"
+#include "jtac_rt/numeric.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +8,7 @@ namespace jtac::hw {
 
 namespace {
 
-bool all_finite(const JointArray& values) noexcept {
-  return std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); });
-}
+using jtac::all_finite;
 
 double sign(double x) noexcept { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }
 

@@ -1,4 +1,5 @@
 #include "franka_hw/ruckig_limiter.hpp"
+#include "jtac_rt/numeric.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,9 +21,7 @@ namespace jtac::hw {
 
 namespace {
 
-bool all_finite(const JointArray& values) noexcept {
-  return std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); });
-}
+using jtac::all_finite;
 
 // A joint that cannot join its target within this much of the horizon counts as limited [s] (above
 // Ruckig's own time precision, 1e-12 s).

@@ -1,6 +1,7 @@
 """The limits compiled into franka_hw equal jtac_py/robots/tables.py bit for bit.
 
-Usage: check_robot_limits.py <print_robot_limits executable>; exit status 1 on any difference. The
+Usage: check_robot_limits.py <print_robot_limits executable>; exit status 1 on any difference (a robot
+of tables.py missing from the compiled rows, or one compiled but not there, is a difference too). The
 envelope of JointLimits is the URDF's form of tables.py's `velocity_bound_coeffs`: q_min/q_max the
 coefficients' anchors, deceleration_limit = gain / 2 (libfranka's formula folds in 2·d).
 """
@@ -14,7 +15,8 @@ from jtac_py.robots.tables import SPECS, RobotSpec
 
 
 def expected(spec: RobotSpec) -> dict[str, tuple[float, ...]]:
-    """JointLimits field -> the values tables.py gives for it (zeros where the robot has no envelope)."""
+    """JointLimits field -> the values tables.py gives for it (where the robot has no envelope: its
+    joint range as the anchors, zero offsets and deceleration limits)."""
     coeffs = spec.velocity_bound_coeffs
     zeros = (0.0,) * len(spec.dq_max_rad_s)
     return {
@@ -22,8 +24,8 @@ def expected(spec: RobotSpec) -> dict[str, tuple[float, ...]]:
         "ddq_max_rad_s2": spec.ddq_max_rad_s2,
         "dddq_max_rad_s3": spec.dddq_max_rad_s3,
         "position_based_velocity_limits": (1.0 if coeffs is not None else 0.0,),
-        "q_min_rad": tuple(c.q_lower_ref_rad for c in coeffs) if coeffs else zeros,
-        "q_max_rad": tuple(c.q_upper_ref_rad for c in coeffs) if coeffs else zeros,
+        "q_min_rad": tuple(c.q_lower_ref_rad for c in coeffs) if coeffs else spec.q_min_rad,
+        "q_max_rad": tuple(c.q_upper_ref_rad for c in coeffs) if coeffs else spec.q_max_rad,
         "velocity_offset_rad_s": tuple(c.offset_rad_s for c in coeffs) if coeffs else zeros,
         "deceleration_limit_rad_s2": tuple(c.gain_rad_s2 / 2.0 for c in coeffs) if coeffs else zeros,
     }

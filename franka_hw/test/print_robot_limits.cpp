@@ -1,9 +1,11 @@
-// Prints the JointLimits that franka_hw's limiters use (kFr3Limits, kPandaLimits) as
+// Prints the JointLimits that franka_hw's limiters use (every row of kRobotJointLimits) as
 // "<robot> <field> <joint> <value>" lines, every value with 17 significant digits (which parse back
 // to the same double): check_robot_limits.py compares them with jtac_py/robots/tables.py.
 #include <cstdio>
 
-#include "franka_hw/rate_matching.hpp"
+#include <string>
+
+#include "franka_hw/joint_limits.hpp"
 
 namespace {
 
@@ -28,7 +30,8 @@ void print_limits(const char* robot, const jtac::hw::JointLimits& limits) {
 }  // namespace
 
 int main() {
-  print_limits("fr3", jtac::hw::kFr3Limits);
-  print_limits("panda", jtac::hw::kPandaLimits);
+  for (const auto& row : jtac::hw::kRobotJointLimits) {
+    print_limits(std::string(row.robot).c_str(), row.limits);
+  }
   return 0;
 }

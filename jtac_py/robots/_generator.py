@@ -275,12 +275,35 @@ def _cpp_array(name: str, values: Sequence[float], doc: str) -> list[str]:
     return [f"/// {doc}", f"inline constexpr std::array<double, {NUM_JOINTS}> {name} = {{{items}}};"]
 
 
+def _envelope_rows(spec: RobotSpec) -> tuple[list[float], list[float], list[float], list[float]]:
+    """The envelope's anchors, velocity offsets c and deceleration limits d of `spec` (URDF form).
+
+    A robot that publishes no envelope (Panda) gets its joint range as anchors and d = 0 on every joint:
+    no envelope acts, and its row still holds its own range, never another robot's."""
+    coeffs = spec.velocity_bound_coeffs
+    if coeffs is None:
+        zeros = [0.0] * NUM_JOINTS
+        return list(spec.q_min_rad), list(spec.q_max_rad), zeros, zeros
+    # tables.py writes libfranka's computeUpperLimitsJointVelocity form, sqrt(gain * distance); the URDF's
+    # deceleration_limit d is gain / 2 (halving is exact in binary floating point).
+    return (
+        [c.q_lower_ref_rad for c in coeffs],
+        [c.q_upper_ref_rad for c in coeffs],
+        [c.offset_rad_s for c in coeffs],
+        [c.gain_rad_s2 / 2.0 for c in coeffs],
+    )
+
+
 def robot_limits_hpp(specs: Sequence[RobotSpec]) -> str:
-    """C++ header with the joint limits of `specs` that franka_hw's limiters use (robot_limits.hpp)."""
+    """C++ header with the joint count and joint limits of `specs` for franka_hw (robot_limits.hpp)."""
+    counts = {len(spec.joint_names) for spec in specs}
+    if counts != {NUM_JOINTS}:
+        raise ValueError(f"every robot must have {NUM_JOINTS} joints (franka_hw's arrays), got {counts}")
     lines = [
         f"// {_GENERATED_BY}",
-        "// The published joint limits of the Franka arms that franka_hw's limiters use (rate_matching.hpp",
-        "// JointLimits kFr3Limits / kPandaLimits); tables.py names the source of every number.",
+        "// The joint count and the published joint limits of the robots jtac describes: franka_hw's",
+        "// device contract sizes its arrays by kNumJoints, and joint_limits.hpp builds one JointLimits",
+        "// row per robot of JTAC_ROBOTS; tables.py names the source of every number.",
         "#pragma once",
         "",
         "#include <array>",
@@ -288,8 +311,12 @@ def robot_limits_hpp(specs: Sequence[RobotSpec]) -> str:
         "// One array a line, as the generator writes it (clang-format would wrap some of them).",
         "// clang-format off",
         "namespace jtac::hw::robot_limits {",
+        "",
+        "/// Joints of every robot below (tables.py `NUM_JOINTS`).",
+        f"inline constexpr int kNumJoints = {NUM_JOINTS};",
     ]
     for spec in specs:
+        q_lower, q_upper, offsets, decelerations = _envelope_rows(spec)
         lines += [
             "",
             f"/// The {spec.name.upper()} arm (tables.py `{spec.name.upper()}`).",
@@ -303,31 +330,24 @@ def robot_limits_hpp(specs: Sequence[RobotSpec]) -> str:
             "/// Whether a position-based velocity envelope bounds the velocity (false: dq_max alone).",
             "inline constexpr bool kPositionBasedVelocityLimits = "
             f"{'true' if spec.velocity_bound_coeffs is not None else 'false'};",
+            "// The envelope: v_upper(q) = min(dq_max, max(0, sqrt(2 d (q_max - q)) - c)) at the URDF's",
+            "// velocity_offset c and deceleration_limit d, anchored at the range below (d = 0: none).",
+            *_cpp_array("kEnvelopeQMinRad", q_lower, "Envelope's lower anchor [rad]."),
+            *_cpp_array("kEnvelopeQMaxRad", q_upper, "Envelope's upper anchor [rad]."),
+            *_cpp_array("kVelocityOffsetRadS", offsets, "Envelope's velocity offset c [rad/s]."),
+            *_cpp_array(
+                "kDecelerationLimitRadS2", decelerations, "Envelope's deceleration limit d [rad/s²]."
+            ),
+            "",
+            f"}}  // namespace {spec.name}",
         ]
-        coeffs = spec.velocity_bound_coeffs
-        if coeffs is not None:
-            # tables.py writes libfranka's computeUpperLimitsJointVelocity form, sqrt(gain * distance); the
-            # URDF's deceleration_limit d is gain / 2 (halving is exact in binary floating point).
-            lines += [
-                "// The envelope: v_upper(q) = min(dq_max, max(0, sqrt(2 d (q_max - q)) - c)) at the URDF's",
-                "// velocity_offset c and deceleration_limit d, anchored at the range below.",
-                *_cpp_array(
-                    "kEnvelopeQMinRad", [c.q_lower_ref_rad for c in coeffs], "Envelope's lower anchor [rad]."
-                ),
-                *_cpp_array(
-                    "kEnvelopeQMaxRad", [c.q_upper_ref_rad for c in coeffs], "Envelope's upper anchor [rad]."
-                ),
-                *_cpp_array(
-                    "kVelocityOffsetRadS",
-                    [c.offset_rad_s for c in coeffs],
-                    "Envelope's velocity offset c [rad/s].",
-                ),
-                *_cpp_array(
-                    "kDecelerationLimitRadS2",
-                    [c.gain_rad_s2 / 2.0 for c in coeffs],
-                    "Envelope's deceleration limit d [rad/s²].",
-                ),
-            ]
-        lines += ["", f"}}  // namespace {spec.name}"]
-    lines += ["", "}  // namespace jtac::hw::robot_limits", "// clang-format on"]
+    robots = " ".join(f"ROBOT({spec.name})" for spec in specs)
+    lines += [
+        "",
+        "}  // namespace jtac::hw::robot_limits",
+        "",
+        "/// Every robot above, as ROBOT(name) (joint_limits.hpp makes one JointLimits row of each).",
+        f"#define JTAC_ROBOTS(ROBOT) {robots}",
+        "// clang-format on",
+    ]
     return "\n".join(lines) + "\n"

@@ -62,6 +62,7 @@
 #include <memory>
 #include <thread>
 
+#include "franka_hw/async_records.hpp"
 #include "franka_hw/device.hpp"
 #include "franka_hw/joint_limiter.hpp"
 #include "franka_hw/rate_matching.hpp"
@@ -82,8 +83,9 @@ struct AsyncInterfaceConfig {
   LateCommands late_commands = LateCommands::kDropped;
   /// Fraction of the published joint limits the limiter allows, in (0, 1].
   double limit_margin = 0.8;
-  /// The published limits (FR3 by default).
-  JointLimits limits = kFr3Limits;
+  /// The published limits: one robot's whole row of joint_limits.hpp (kDefaultRobot's by default;
+  /// find_joint_limits() gives another robot's).
+  JointLimits limits = *find_joint_limits(kDefaultRobot);
   /// Which limiter shapes the commands: MotionLimiter (default) or RuckigLimiter. MotionLimiter keeps
   /// the envelope × margin and the bounds of steps over several periods, which Ruckig does not: use
   /// kRuckig with LateCommands::kDropped only (franka_hw/README.md, "MotionLimiter or Ruckig").
@@ -94,65 +96,6 @@ struct AsyncInterfaceConfig {
   int fifo_priority = 80;
   /// Pin the real-time thread to this CPU (-1: no pinning).
   int cpu = -1;
-};
-
-/// Packet counters since construction or reset(); any thread.
-struct AsyncCounters {
-  std::uint64_t packets = 0;              ///< commands written (packets served)
-  std::uint64_t commands_received = 0;    ///< controller samples taken by the real-time side
-  std::uint64_t commands_refused = 0;     ///< non-finite samples refused by submit_command()
-  std::uint64_t held_packets = 0;         ///< packets with no sample in force (timed out or none)
-  std::uint64_t limiter_activations = 0;  ///< packets where a limit shaped the command
-  std::uint64_t largest_command_gap = 0;  ///< most packets between two controller samples
-  std::uint64_t anomalous_ticks = 0;      ///< states whose tick delta was not 1
-  /// Commands known to have missed their cycle: written more than one period after their state was
-  /// read, or followed by skipped ticks.
-  std::uint64_t late_commands = 0;
-  /// States read after the robot's next cycles had passed although the previous command went out on
-  /// time (the reader preempted between write and read): the robot substituted the missed cycles.
-  std::uint64_t late_reads = 0;
-  /// Packets whose echoed q_d showed the robot's history for that tick was not the one the tick
-  /// handling assumed (a command lost on the wire or dropped as late; a lost state taken for a late
-  /// command): the reference continued from the history the echo named.
-  std::uint64_t echo_resyncs = 0;
-  std::uint64_t device_errors = 0;  ///< read/write calls that returned an error
-  /// Largest wall-clock time between two consecutive device commands (write_once calls) since the
-  /// start or reset_peaks() [ns]: what the robot would see as a late packet. Meaningful in real time.
-  std::int64_t max_write_interval_ns = 0;
-  /// Largest read-to-write latency (dEXT) since the start or reset_peaks() [ns].
-  std::int64_t max_latency_ns = 0;
-};
-
-/// Read-to-write latency (dEXT) over the last kLatencyWindow packets [s].
-struct LatencyStats {
-  std::uint64_t samples = 0;
-  double min_s = 0.0;
-  double median_s = 0.0;
-  double p99_s = 0.0;
-  double max_s = 0.0;
-};
-
-/// One packet of the flight recorder (AsyncInterface::packet_trace): what was read, what went out.
-struct PacketRecord {
-  /// What shaped this packet (bit mask).
-  enum Flags : std::uint8_t {
-    kAnomalousTick = 1,  ///< the state's tick delta was not 1
-    kLate = 2,           ///< the previous command was judged late (the reference was continued)
-    kSample = 4,         ///< a controller sample was taken
-    kHeld = 8,           ///< no sample in force: the reference braked
-    kLimited = 16,       ///< a limit shaped the command
-    kLateRead = 32,      ///< read after missed cycles; the previous command was on time
-    kResynced = 64,      ///< the robot's echo named the other history for this tick: continued from it
-  };
-  std::uint64_t packet = 0;        ///< packet index since construction
-  std::uint64_t tick = 0;          ///< the state's tick [device periods]
-  std::int64_t read_ns = 0;        ///< host steady clock when read_once returned [ns]
-  std::int64_t write_ns = 0;       ///< host steady clock when write_once returned [ns]
-  std::uint64_t step_periods = 1;  ///< periods the reference advanced over
-  std::uint8_t flags = 0;
-  JointArray q_d_echo_rad{};  ///< the robot's echoed q_d in the state
-  JointArray q_cmd_rad{};     ///< the command written
-  JointArray dq_cmd_rad_s{};
 };
 
 /// The asynchronous interface over one Device.
@@ -258,19 +201,7 @@ class AsyncInterface {
   std::uint64_t last_sample_packet_ = 0;
   bool had_sample_ = false;
 
-  std::atomic<std::uint64_t> packets_{0};
-  std::atomic<std::uint64_t> commands_received_{0};
-  std::atomic<std::uint64_t> commands_refused_{0};
-  std::atomic<std::uint64_t> held_packets_{0};
-  std::atomic<std::uint64_t> limiter_activations_{0};
-  std::atomic<std::uint64_t> largest_command_gap_{0};
-  std::atomic<std::uint64_t> anomalous_ticks_{0};
-  std::atomic<std::uint64_t> late_commands_{0};
-  std::atomic<std::uint64_t> late_reads_{0};
-  std::atomic<std::uint64_t> echo_resyncs_{0};
-  std::atomic<std::uint64_t> device_errors_{0};
-  std::atomic<std::int64_t> max_write_interval_ns_{0};
-  std::atomic<std::int64_t> max_latency_ns_{0};
+  AsyncCounterAtomics counters_;          // written by the packet, loaded by counters()
   std::atomic<bool> peaks_reset_{false};  // the real-time side restarts its gap measurement
   std::int64_t last_write_ns_ = 0;        // when the last write_once returned, 0 = none yet
   std::array<std::atomic<std::int64_t>, kLatencyWindow> latency_ns_{};

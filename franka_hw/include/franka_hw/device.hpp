@@ -10,17 +10,21 @@
 // - Neither call throws, allocates or takes a blocking lock: both return a DeviceStatus. Both are
 //   called from one thread (the hardware real-time thread).
 //
-// Sizes are fixed (seven joints, a six-axis wrench) and every name carries its unit.
+// Sizes are fixed (the robot descriptions' joint count, a six-axis wrench) and every name carries its
+// unit. A new device implements this contract in a library of its own (franka_hw/README.md).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string_view>
 
+#include "franka_hw/robot_limits.hpp"
+
 namespace jtac::hw {
 
-/// Joints of a Franka arm (FR3, Panda).
-inline constexpr int kNumJoints = 7;
+/// Joints of an arm: the count every robot of jtac_py/robots/tables.py has (robot_limits.hpp,
+/// generated; the generator refuses robots that differ).
+inline constexpr int kNumJoints = robot_limits::kNumJoints;
 
 /// One value per joint, joint1 first.
 using JointArray = std::array<double, kNumJoints>;
@@ -68,47 +72,57 @@ constexpr std::string_view to_string(DeviceStatus status) noexcept {
   return "Unknown";
 }
 
-/// What the robot reports once per device tick.
+// clang-format off
+/// What the robot reports once per device tick (DeviceState), one field a line:
+/// FIELD(type, member, init, python_name, doc), `doc` with the unit. The bindings' Device.read_once()
+/// dict walks it (for_each_device_state_field).
+#define JTAC_DEVICE_STATE_FIELDS(FIELD)                                                                    \
+  FIELD(std::uint64_t, tick, = 0, "tick",                                                                  \
+        "sequence number = robot time in device periods: tick n is n periods after the first tick")        \
+  FIELD(double, time_s, = 0.0, "time", "robot time = tick · period_s() [s]")                               \
+  FIELD(std::int64_t, host_receive_ns, = 0, "host_receive_ns",                                             \
+        "host steady clock (CLOCK_MONOTONIC) when the state was received [ns]; 0 = not stamped. Set by "   \
+        "the reader (AsyncInterface), not by the device: the controller thread phase-locks on it")         \
+  FIELD(std::uint64_t, ticks_missed_by_reader, = 0, "ticks_missed_by_reader",                              \
+        "ticks the reader never saw because it came late (real-time mode), since the start")               \
+  FIELD(std::uint64_t, ticks_without_new_command, = 0, "ticks_without_new_command",                        \
+        "ticks that started without a new command and re-applied the previous one, since the start")       \
+  FIELD(JointArray, q_rad, {}, "q", "measured joint positions [rad]")                                      \
+  FIELD(JointArray, dq_rad_s, {}, "dq", "measured joint velocities [rad/s]")                               \
+  FIELD(JointArray, q_d_rad, {}, "q_d", "the robot's echo of the desired joint positions it applied at this tick [rad]") \
+  FIELD(JointArray, dq_d_rad_s, {}, "dq_d",                                                                \
+        "the robot's echo of the desired joint velocities it applied at this tick [rad/s]")                \
+  FIELD(JointArray, ddq_d_rad_s2, {}, "ddq_d",                                                             \
+        "the robot's echo of the desired joint accelerations at this tick [rad/s²]. With q_d and dq_d it " \
+        "is the state the robot differences the next command against (Franka: the backward differences "   \
+        "of what it applied, extrapolated cycles included), so a client can continue from it even in "     \
+        "case of packet losses (libfranka docs/overview.rst)")                                             \
+  FIELD(JointArray, tau_J_Nm, {}, "tau_J", "joint torques the drives applied at this tick, gravity included [N·m]") \
+  FIELD(JointArray, tau_ext_Nm, {}, "tau_ext",                                                             \
+        "joint torques caused by external wrenches on the arm (positive: in the joint's direction) [N·m]") \
+  FIELD(bool, has_wrench, = false, "has_wrench",                                                           \
+        "true when the device has a force/torque sensor; wrench_sensor_N_Nm is meaningless otherwise")     \
+  FIELD(WrenchArray, wrench_sensor_N_Nm, {}, "wrench",                                                     \
+        "force/torque sensor reading, in sensor axes, torque about the sensor origin: the wrench the tool " \
+        "side exerts on the sensor (a payload at rest reads +m·g rotated into the sensor frame) [N, N·m]") \
+  FIELD(bool, motion_finished, = false, "motion_finished", "true once a command with motion_finished has been applied")
+// clang-format on
+
+/// A field table's FIELD as a member declaration (franka_hw's records).
+#define JTAC_HW_DECLARE_FIELD(type, member, init, python_name, doc) type member init;
+
+/// What the robot reports once per device tick (fields: JTAC_DEVICE_STATE_FIELDS).
 struct DeviceState {
-  /// Sequence number = robot time in device periods: tick n is n periods after the first tick.
-  std::uint64_t tick = 0;
-  /// Robot time [s] = tick · period_s().
-  double time_s = 0.0;
-  /// Host steady clock (CLOCK_MONOTONIC) when the state was received [ns]; 0 = not stamped. Set by
-  /// the reader (AsyncInterface), not by the device: the controller thread phase-locks on it.
-  std::int64_t host_receive_ns = 0;
-  /// Ticks the reader never saw because it came late (real-time mode), since the start.
-  std::uint64_t ticks_missed_by_reader = 0;
-  /// Ticks that started without a new command and re-applied the previous one, since the start.
-  std::uint64_t ticks_without_new_command = 0;
-
-  /// Measured joint positions [rad].
-  JointArray q_rad{};
-  /// Measured joint velocities [rad/s].
-  JointArray dq_rad_s{};
-  /// The robot's echo of the desired joint positions it applied at this tick [rad].
-  JointArray q_d_rad{};
-  /// The robot's echo of the desired joint velocities it applied at this tick [rad/s].
-  JointArray dq_d_rad_s{};
-  /// The robot's echo of the desired joint accelerations at this tick [rad/s²]. With q_d and dq_d
-  /// it is the state the robot differences the next command against (Franka: the backward
-  /// differences of what it applied, extrapolated cycles included), so a client can continue from
-  /// it "even in case of packet losses" (libfranka docs/overview.rst).
-  JointArray ddq_d_rad_s2{};
-  /// Joint torques the drives applied at this tick, gravity included [N·m].
-  JointArray tau_J_Nm{};
-  /// Joint torques caused by external wrenches on the arm (positive: in the joint's direction) [N·m].
-  JointArray tau_ext_Nm{};
-
-  /// True when the device has a force/torque sensor; wrench_sensor_N_Nm is meaningless otherwise.
-  bool has_wrench = false;
-  /// Force/torque sensor reading, in sensor axes, torque about the sensor origin: the wrench the tool
-  /// side exerts on the sensor (a payload at rest reads +m·g rotated into the sensor frame).
-  WrenchArray wrench_sensor_N_Nm{};
-
-  /// True once a command with motion_finished has been applied.
-  bool motion_finished = false;
+  JTAC_DEVICE_STATE_FIELDS(JTAC_HW_DECLARE_FIELD)
 };
+
+/// Calls `visit(python_name, &DeviceState::member)` for every field, in table order.
+template <class Visitor>
+void for_each_device_state_field(Visitor&& visit) {
+#define JTAC_HW_VISIT_FIELD(type, member, init, python_name, doc) visit(python_name, &DeviceState::member);
+  JTAC_DEVICE_STATE_FIELDS(JTAC_HW_VISIT_FIELD)
+#undef JTAC_HW_VISIT_FIELD
+}
 
 /// What the controller sends once per device tick.
 struct DeviceCommand {

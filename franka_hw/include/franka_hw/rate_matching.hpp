@@ -14,63 +14,9 @@
 #include <cstdint>
 
 #include "franka_hw/device.hpp"
-#include "franka_hw/robot_limits.hpp"
+#include "franka_hw/joint_limits.hpp"
 
 namespace jtac::hw {
-
-/// Per-joint kinematic limits [rad/s, rad/s², rad/s³] and, where `position_based_velocity_limits`
-/// is set, the FR3's position-based velocity envelope (libfranka >= 0.15 `JointVelocityLimitsConfig`,
-/// from the robot URDF's `<limit>` and `<position_based_velocity_limits>` elements): at position q
-///   v_upper(q) = min(dq_max, max(0, √(2·d·(q_max − q)) − c)) − tol
-///   v_lower(q) = max(−dq_max, min(0, c − √(2·d·(q − q_min)))) + tol
-/// with c = velocity_offset, d = deceleration_limit, tol = kJointVelocityLimitsToleranceRadS: near
-/// the end of its range a joint may move toward it only as fast as it can still stop there.
-struct JointLimits {
-  JointArray dq_max_rad_s{};
-  JointArray ddq_max_rad_s2{};
-  JointArray dddq_max_rad_s3{};
-  /// Whether the envelope below bounds the velocity (false: the constant dq_max alone, e.g. Panda).
-  bool position_based_velocity_limits = false;
-  /// The joint range the envelope is anchored at [rad] (URDF `<limit lower= upper=>`).
-  JointArray q_min_rad{};
-  JointArray q_max_rad{};
-  /// URDF `<position_based_velocity_limits velocity_offset=>` [rad/s].
-  JointArray velocity_offset_rad_s{};
-  /// URDF `<position_based_velocity_limits deceleration_limit=>` [rad/s²]; a joint with 0 here has
-  /// no envelope.
-  JointArray deceleration_limit_rad_s2{};
-};
-
-/// libfranka's kJointVelocityLimitsTolerance for the FR3 (kLimitEps + 0 lost packets × …) [rad/s]:
-/// subtracted from the envelope's velocity, so the robot's bound is this much inside the formula.
-inline constexpr double kJointVelocityLimitsToleranceRadS = 1e-3;
-
-/// The FR3's published joint limits (robot_limits.hpp, generated from jtac_py/robots/tables.py `FR3`:
-/// dq_max_rad_s, ddq_max_rad_s2, dddq_max_rad_s3 from [FD] joint_limits.yaml, [FCI]/[LF] >= 0.10
-/// kMaxJointAcceleration/kMaxJointJerk) and its position-based velocity envelope: the joint ranges,
-/// velocity offsets and deceleration limits of the FR3 URDF that libfranka >= 0.15 reads them from
-/// (tables.py `velocity_bound_coeffs`, the same numbers as libfranka >= 0.10's deprecated
-/// computeUpperLimitsJointVelocity, which folds in 2·d). The envelope's range is the URDF's, a few
-/// mrad wider than the published joint range.
-inline constexpr JointLimits kFr3Limits = {
-    .dq_max_rad_s = robot_limits::fr3::kDqMaxRadS,
-    .ddq_max_rad_s2 = robot_limits::fr3::kDdqMaxRadS2,
-    .dddq_max_rad_s3 = robot_limits::fr3::kDddqMaxRadS3,
-    .position_based_velocity_limits = robot_limits::fr3::kPositionBasedVelocityLimits,
-    .q_min_rad = robot_limits::fr3::kEnvelopeQMinRad,
-    .q_max_rad = robot_limits::fr3::kEnvelopeQMaxRad,
-    .velocity_offset_rad_s = robot_limits::fr3::kVelocityOffsetRadS,
-    .deceleration_limit_rad_s2 = robot_limits::fr3::kDecelerationLimitRadS2,
-};
-
-/// The Panda's (FER) published joint limits (robot_limits.hpp, from jtac_py/robots/tables.py `PANDA`,
-/// [FCI]/[LF] 0.9); its velocity bound is the constant dq_max (no position-based envelope).
-inline constexpr JointLimits kPandaLimits = {
-    .dq_max_rad_s = robot_limits::panda::kDqMaxRadS,
-    .ddq_max_rad_s2 = robot_limits::panda::kDdqMaxRadS2,
-    .dddq_max_rad_s3 = robot_limits::panda::kDddqMaxRadS3,
-    .position_based_velocity_limits = robot_limits::panda::kPositionBasedVelocityLimits,
-};
 
 /// Per-joint velocity/acceleration/jerk limiter on a position reference, one device period a step.
 ///
