@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "jtac_rt/numeric.hpp"
+
 namespace jtac::loop {
 
 namespace {
@@ -21,12 +23,6 @@ std::int64_t steady_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-void store_max(std::atomic<std::uint64_t>& target, std::uint64_t value) noexcept {
-  std::uint64_t current = target.load(std::memory_order_relaxed);
-  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
-  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "jtac_loop/control_loop.hpp"
+#include "jtac_rt/numeric.hpp"
 #include "jtac_rt/realtime_thread.hpp"
 
 #include <pthread.h>
@@ -29,12 +30,6 @@ void sleep_until_ns(std::int64_t deadline_ns) noexcept {
   ts.tv_sec = static_cast<time_t>(deadline_ns / 1000000000LL);
   ts.tv_nsec = static_cast<long>(deadline_ns % 1000000000LL);
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
-
-void store_max(std::atomic<double>& target, double value) noexcept {
-  double current = target.load(std::memory_order_relaxed);
-  while (value > current && !target.compare_exchange_weak(current, value, std::memory_order_relaxed)) {
   }
 }
 
@@ -225,11 +220,11 @@ void ControlLoop::run() noexcept {
 ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   const std::int64_t read_ns = steady_now_ns();
   if (!interface_.latest_state(state_)) {
-    cycles_without_state_.fetch_add(1, std::memory_order_relaxed);
+    timing_.cycles_without_state.fetch_add(1, std::memory_order_relaxed);
     return CycleOutcome::kNoState;
   }
   if (have_update_ && state_.tick == last_tick_) {
-    stale_states_.fetch_add(1, std::memory_order_relaxed);
+    timing_.stale_states.fetch_add(1, std::memory_order_relaxed);
     return CycleOutcome::kStale;
   }
   // Read-to-read interval between cycles that ran (polls for a state that had not arrived yet are
@@ -237,10 +232,10 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   double interval_us = 0.0;
   if (have_read_) {
     interval_us = static_cast<double>(read_ns - last_read_ns_) * 1e-3;
-    last_interval_us_.store(interval_us, std::memory_order_relaxed);
-    store_max(max_interval_us_, interval_us);
+    timing_.last_interval_us.store(interval_us, std::memory_order_relaxed);
+    store_max(timing_.max_interval_us, interval_us);
     if (interval_us > 1.5 * period_s_ * 1e6) {
-      overruns_.fetch_add(1, std::memory_order_relaxed);
+      timing_.overruns.fetch_add(1, std::memory_order_relaxed);
     }
   }
   last_read_ns_ = read_ns;
@@ -267,21 +262,21 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
   }
   const UpdateStatus status = active_law_->update(state_, t, dt, out_);
   if (status != UpdateStatus::kOk) {
-    update_not_ok_.fetch_add(1, std::memory_order_relaxed);
+    timing_.update_not_ok.fetch_add(1, std::memory_order_relaxed);
   }
   if (!interface_.submit_command(out_.q_cmd_rad, out_.dq_cmd_rad_s, t, state_.tick, period_s_)) {
-    commands_refused_.fetch_add(1, std::memory_order_relaxed);
+    timing_.commands_refused.fetch_add(1, std::memory_order_relaxed);
   }
   remember_command(t, dt);
   published_law_.store(active_law_, std::memory_order_release);
   have_update_ = true;
   last_tick_ = state_.tick;
   last_time_s_ = t;
-  unserved_cycles_.store(state_.ticks_without_new_command, std::memory_order_relaxed);
+  timing_.unserved_cycles.store(state_.ticks_without_new_command, std::memory_order_relaxed);
   const double duration_us = static_cast<double>(steady_now_ns() - read_ns) * 1e-3;
-  last_cycle_us_.store(duration_us, std::memory_order_relaxed);
-  store_max(max_cycle_us_, duration_us);
-  cycles_.fetch_add(1, std::memory_order_relaxed);
+  timing_.last_cycle_duration_us.store(duration_us, std::memory_order_relaxed);
+  store_max(timing_.max_cycle_duration_us, duration_us);
+  timing_.cycles.fetch_add(1, std::memory_order_relaxed);
 
   // One record of the cycle, filled once: the snapshot is it plus the loop's counters, the
   // recording's row is it.
@@ -317,23 +312,6 @@ std::size_t ControlLoop::drain(std::vector<CycleRecord>& rows) {
   return n;
 }
 
-LoopTiming ControlLoop::timing() const noexcept {
-  LoopTiming t;
-  t.cycles = cycles_.load(std::memory_order_relaxed);
-  t.cycles_without_state = cycles_without_state_.load(std::memory_order_relaxed);
-  t.stale_states = stale_states_.load(std::memory_order_relaxed);
-  t.overruns = overruns_.load(std::memory_order_relaxed);
-  t.update_not_ok = update_not_ok_.load(std::memory_order_relaxed);
-  t.commands_refused = commands_refused_.load(std::memory_order_relaxed);
-  const AsyncCounters counters = interface_.counters();
-  t.largest_command_gap = counters.largest_command_gap;
-  t.max_device_command_gap_us = static_cast<double>(counters.max_write_interval_ns) * 1e-3;
-  t.unserved_cycles = unserved_cycles_.load(std::memory_order_relaxed);
-  t.last_cycle_duration_us = last_cycle_us_.load(std::memory_order_relaxed);
-  t.max_cycle_duration_us = max_cycle_us_.load(std::memory_order_relaxed);
-  t.last_interval_us = last_interval_us_.load(std::memory_order_relaxed);
-  t.max_interval_us = max_interval_us_.load(std::memory_order_relaxed);
-  return t;
-}
+LoopTiming ControlLoop::timing() const noexcept { return read_loop_timing(timing_, interface_.counters()); }
 
 }  // namespace jtac::loop

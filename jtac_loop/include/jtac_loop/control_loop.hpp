@@ -31,10 +31,10 @@
 // controller.poll_event() itself (and submit_goal / request_cancel / set_parameters /
 // request_zero_fts), exactly as it would without this loop.
 //
-// Timing (LoopTiming): the controller's read-to-read interval and read-to-command duration are
-// measured here; dEXT (the hardware thread's state-to-command latency), unserved cycles (device
-// ticks that started without a new command: ticks_without_new_command of the newest state) and the
-// largest gap between two device commands come from the interface and the device.
+// Timing (LoopTiming, loop_timing.hpp): the controller's read-to-read interval and read-to-command duration
+// are measured here; dEXT (the hardware thread's state-to-command latency), unserved cycles (device ticks
+// that started without a new command: ticks_without_new_command of the newest state) and the largest gap
+// between two device commands come from the interface and the device.
 //
 // Threads: start()/stop()/step()/start_recording()/stop_recording() from one owner thread;
 // snapshot() from one reader thread; drain() from one consumer thread (may be the reader);
@@ -54,6 +54,7 @@
 #include "jtac_loop/control_law.hpp"
 #include "jtac_loop/cycle_record.hpp"
 #include "jtac_loop/device_types.hpp"
+#include "jtac_loop/loop_timing.hpp"
 #include "jtac_rt/mailbox.hpp"
 
 namespace jtac::loop {
@@ -71,23 +72,6 @@ struct ControlLoopConfig {
   /// Rows the record ring holds until drain() empties it (allocated at construction; a full ring
   /// drops and counts): the `record_buffer_cycles` parameter. 8192 ≈ 8 s at 1 kHz.
   std::size_t record_capacity = 8192;
-};
-
-/// Loop-timing counters; any thread (each field is read atomically, the set is not one instant).
-struct LoopTiming {
-  std::uint64_t cycles = 0;                ///< controller updates run
-  std::uint64_t cycles_without_state = 0;  ///< cycles skipped: no state yet
-  std::uint64_t stale_states = 0;          ///< looks that found no new state (real time: a poll)
-  std::uint64_t overruns = 0;              ///< read-to-read interval > 1.5 × the nominal period
-  std::uint64_t update_not_ok = 0;         ///< updates that returned other than UpdateStatus::kOk
-  std::uint64_t commands_refused = 0;      ///< submit_command() refusals (non-finite command)
-  std::uint64_t largest_command_gap = 0;   ///< AsyncCounters::largest_command_gap [packets]
-  std::uint64_t unserved_cycles = 0;       ///< device ticks without a new command (newest state)
-  double max_device_command_gap_us = 0.0;  ///< AsyncCounters::max_write_interval_ns [µs]
-  double last_cycle_duration_us = 0.0;     ///< read → command submitted, last cycle [µs]
-  double max_cycle_duration_us = 0.0;      ///< largest of those [µs]
-  double last_interval_us = 0.0;           ///< read-to-read interval, last cycle [µs]
-  double max_interval_us = 0.0;            ///< largest of those [µs]
 };
 
 /// What the last controller cycle saw and did: its CycleRecord (cycle_record.hpp), whether there
@@ -241,17 +225,7 @@ class ControlLoop {
   std::unique_ptr<SpscRingBuffer<CycleRecord>> ring_;
   std::atomic<bool> recording_{false};
 
-  std::atomic<std::uint64_t> cycles_{0};
-  std::atomic<std::uint64_t> cycles_without_state_{0};
-  std::atomic<std::uint64_t> stale_states_{0};
-  std::atomic<std::uint64_t> overruns_{0};
-  std::atomic<std::uint64_t> update_not_ok_{0};
-  std::atomic<std::uint64_t> commands_refused_{0};
-  std::atomic<double> last_cycle_us_{0.0};
-  std::atomic<double> max_cycle_us_{0.0};
-  std::atomic<double> last_interval_us_{0.0};
-  std::atomic<double> max_interval_us_{0.0};
-  std::atomic<std::uint64_t> unserved_cycles_{0};
+  LoopTimingCounters timing_;  // the LOOP fields of loop_timing.hpp
 
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};
