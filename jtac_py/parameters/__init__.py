@@ -17,10 +17,10 @@ element index for arrays) and the rule, prefixed with ``file:line`` when it come
 Modules: ``validators`` (errors, types, the validator engine), ``files`` (ROS-style YAML reading),
 ``schema`` (ParameterSpec, Schema, load_schema), ``values`` (tips' sensors, per-joint defaults),
 ``docs`` (docs/parameters.md), ``cpp`` (the generated C++ ``jtac::Params`` header and its binding),
-``cli`` (the command line).
+``mapping`` (the core fields' table and the generated params_mapping.cpp), ``cli`` (the command line).
 
 Command line: ``python -m jtac_py.parameters --write | --check | --write-docs | --check-docs |
---validate FILE [--node N]`` (``--write``/``--check``: the docs, the C++ header and its binding).
+--validate FILE [--node N]`` (``--write``/``--check``: the docs, the C++ header, its binding and the mapping).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from jtac_py.parameters.validators import ParameterError
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: regenerate or check the files generated from the schema (docs/parameters.md, the
-    C++ Params header and its binding), or validate a parameters file."""
+    C++ Params header, its binding and the mapping onto the core), or validate a parameters file."""
     parser = argparse.ArgumentParser(prog="python -m jtac_py.parameters", description=main.__doc__)
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--write", action="store_true", help="regenerate the docs and the C++ files")
@@ -50,11 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _generate(schema: Schema, docs: str | None, *, write: bool) -> int:
     """Write (or check) every file generated from the schema; 1 when checking finds a stale one."""
-    from jtac_py.parameters import cpp  # needs clang-format: only for these two actions
+    from jtac_py.parameters import cpp, mapping  # need clang-format: only for these two actions
 
     files = {
         Path(docs) if docs else DEFAULT_DOCS_PATH: render_markdown(schema),
         **cpp.generated_files(schema),
+        **mapping.generated_files(schema),
     }
     stale = [
         path for path, text in files.items() if not path.exists() or path.read_text(encoding="utf-8") != text

@@ -622,3 +622,33 @@ def test_cli(tmp_path, capsys):
 def test_generated_cpp_and_docs_are_current():
     # jtac::Params (jtac_parameters.hpp), its binding and docs/parameters.md: `--write` regenerates them.
     assert main(["--check"]) == 0, "run: python -m jtac_py.parameters --write"
+
+
+def test_core_mapping_table_reads_schema_parameters_only(schema):
+    # Every row's sources are schema parameters or make_jtac_config's arguments, with a known conversion.
+    from jtac_py.parameters import mapping
+
+    arguments = {name for _cpp_type, name in mapping.ARGUMENTS}
+    for row in mapping.CORE_FIELDS:
+        assert row.conversion in mapping.CONVERSIONS, row
+        for name in row.sources:
+            assert name in arguments or schema.template(name) is not None, row
+    # The docs' rows are the table's, with __map_ segments written as <key>.
+    rows = dict(mapping.rows(schema))
+    assert rows["JtacConfig.urdf_xml"] == []
+    assert rows["JtacParameters.trajectory.default_path_tolerance_rad"] == [
+        "joints",
+        "constraints.<joints>.path_tolerance",
+        "default_path_tolerance",
+    ]
+    assert "- JtacParameters.gravity_base_m_s2 ← `gravity_vector`" in render_markdown(schema)
+
+
+def test_core_mapping_refuses_a_name_the_schema_lacks(schema):
+    from jtac_py.parameters import mapping
+
+    with pytest.raises(ValueError, match=r"'gravity', which is no parameter of the schema"):
+        mapping.source("gravity", schema)
+    assert mapping.source("constraints.__map_joints.goal_tolerance", schema).field_pointer == (
+        "&Params::Constraints::MapJoints::goal_tolerance"
+    )

@@ -3,8 +3,9 @@
 // call it before configure() / set_parameters(), on a Params whose validate() returned "".
 //
 // Units agree on both sides (rad, rad/s, rad/s², s, %, N, N·m, m/s²), so values pass through
-// unchanged; the core's names carry the unit (gravity_vector -> gravity_base_m_s2). docs/parameters.md
-// lists which schema name feeds which field, read from params_mapping.cpp by the generator.
+// unchanged; the core's names carry the unit (gravity_vector -> gravity_base_m_s2). Which schema name
+// feeds which field is one table, jtac_py/parameters/mapping.py: params_mapping.cpp is generated from
+// it and docs/parameters.md lists it.
 #pragma once
 
 #include <map>
@@ -29,10 +30,20 @@ namespace jtac {
 
 /// The force/torque sensor of each tip in sensor_frames order: its ft_sensors entry's name, else
 /// ft_sensor_name; "" = that tip has no sensor.
-[[nodiscard]] std::vector<std::string> tip_ft_sensor_names(
+[[nodiscard]] inline std::vector<std::string> tip_ft_sensor_names(
     const std::string& ft_sensor_name,
     const std::map<std::string, Params::FtSensors::MapSensorFrames>& entries,
-    const std::vector<std::string>& sensor_frames);
-[[nodiscard]] std::vector<std::string> tip_ft_sensor_names(const Params& params);
+    const std::vector<std::string>& sensor_frames) {
+  std::vector<std::string> names;
+  for (const auto& frame : sensor_frames) {
+    const auto it = entries.find(frame);
+    names.push_back(it != entries.end() && !it->second.name.empty() ? it->second.name : ft_sensor_name);
+  }
+  return names;
+}
+[[nodiscard]] inline std::vector<std::string> tip_ft_sensor_names(const Params& params) {
+  return tip_ft_sensor_names(params.ft_sensor_name, params.ft_sensors.sensor_frames_map,
+                             params.sensor_frames);
+}
 
 }  // namespace jtac
