@@ -1,21 +1,22 @@
 // pybind11 bindings of jtac_loop: the controller thread (ControlLoop), its laws (StreamLaw,
-// CallbackLaw, the reference C laws), its timing and the cycle record's fields. Conversion only: no
-// algorithm here.
+// CallbackLaw, the reference C laws); the cycle record's fields and the timing are converted in
+// bind_loop_cycle.cpp. Conversion only: no algorithm here. Keyword defaults are those of the
+// default-constructed C++ configurations (ChunkStreamConfig, CallbackLawConfig, ControlLoopConfig).
 //
 // The GIL: every call that may block or run for a while releases it — ControlLoop.step(n),
 // start()/stop() (thread start/join) — so a Python thread waiting on the robot never holds the other
 // Python threads, and the native threads themselves never touch Python. A ControlLoop keeps its
 // interface and controller alive.
 //
-// Arrays: joints as (7,) float64, wrenches [Fx Fy Fz Tx Ty Tz] as (6,) [N, N·m] (tip 0: wrench_*) and
-// as (kMaxTips, 6) (every tip, tip 0 first: wrenches_*); a drained recording is a dict of column
-// arrays, one row per controller cycle.
+// Arrays: joints as (7,) float64, (H, 7) for a chunk's rows; a wrench [Fx Fy Fz Tx Ty Tz] as (6,)
+// [N, N·m].
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -23,9 +24,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "franka_hw/async_interface.hpp"
@@ -35,28 +33,15 @@
 
 #include "bind_common.hpp"
 #include "bind_hw_arrays.hpp"
+#include "bind_loop_cycle.hpp"
 
 namespace py = pybind11;
 
 namespace {
 
 using jtac::hw::JointArray;
-using jtac::hw::WrenchArray;
-using jtac_python::array_of;
 using jtac_python::fixed;
 using jtac_python::InputArray;
-
-/// Every tip's wrench as a (kMaxTips, 6) array (rows from the law's tip count on are zero).
-py::array_t<double> tips_of(const jtac::loop::TipWrenchArray& w) {
-  py::array_t<double> a({static_cast<py::ssize_t>(w.size()), py::ssize_t{6}});
-  auto v = a.mutable_unchecked<2>();
-  for (py::ssize_t k = 0; k < v.shape(0); ++k) {
-    for (py::ssize_t i = 0; i < 6; ++i) {
-      v(k, i) = w[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
-    }
-  }
-  return a;
-}
 
 jtac::loop::WrenchSource wrench_source_of(const std::string& name) {
   if (name == "device") {
@@ -91,136 +76,6 @@ jtac::loop::JtacLaw& jtac_law_of(jtac::loop::ControlLoop& loop) {
   return *law;
 }
 
-py::dict timing_dict(const jtac::loop::LoopTiming& t) {
-  py::dict d;
-  d["cycles"] = t.cycles;
-  d["cycles_without_state"] = t.cycles_without_state;
-  d["stale_states"] = t.stale_states;
-  d["overruns"] = t.overruns;
-  d["update_not_ok"] = t.update_not_ok;
-  d["commands_refused"] = t.commands_refused;
-  d["largest_command_gap"] = t.largest_command_gap;
-  d["unserved_cycles"] = t.unserved_cycles;
-  d["max_device_command_gap_us"] = t.max_device_command_gap_us;
-  d["last_cycle_duration_us"] = t.last_cycle_duration_us;
-  d["max_cycle_duration_us"] = t.max_cycle_duration_us;
-  d["last_interval_us"] = t.last_interval_us;
-  d["max_interval_us"] = t.max_interval_us;
-  return d;
-}
-
-// ---- one controller cycle: every field of jtac_loop/cycle_record.hpp's table, walked with
-// for_each_cycle_field; the conversion follows the member's type.
-
-using jtac::loop::CycleRecord;
-using jtac::loop::TipWrenchArray;
-
-template <class T>
-constexpr bool kIsTips = std::is_same_v<T, TipWrenchArray>;
-
-// The Python shape of one value: () for a number or an enum, (N,) for an array, (kMaxTips, 6) for
-// every tip's wrench.
-template <class T>
-std::vector<py::ssize_t> cycle_shape() {
-  if constexpr (kIsTips<T>) {
-    return {static_cast<py::ssize_t>(jtac::kMaxTips), py::ssize_t{6}};
-  } else if constexpr (std::is_class_v<T>) {
-    return {static_cast<py::ssize_t>(std::tuple_size_v<T>)};
-  } else {
-    return {};
-  }
-}
-
-// One value as Python: a number, the bound enum, or an array of its shape.
-template <class T>
-py::object cycle_value(const T& v) {
-  if constexpr (kIsTips<T>) {
-    return tips_of(v);
-  } else if constexpr (std::is_class_v<T>) {
-    return array_of(v);
-  } else {
-    return py::cast(v);
-  }
-}
-
-// One field over `rows` as a column: (n,) float64 for a real number, (n,) int64 for an integer or an
-// enum (its value), (n, shape...) float64 for an array (contiguous doubles, copied row by row).
-template <class T, class Get>
-py::array cycle_column(const std::vector<CycleRecord>& rows, Get get) {
-  const auto n = static_cast<py::ssize_t>(rows.size());
-  if constexpr (std::is_class_v<T>) {
-    static_assert(sizeof(T) % sizeof(double) == 0);
-    std::vector<py::ssize_t> shape = cycle_shape<T>();
-    shape.insert(shape.begin(), n);
-    py::array_t<double> a(shape);
-    double* out = a.mutable_data();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      std::memcpy(out + i * (sizeof(T) / sizeof(double)), static_cast<const void*>(&get(rows[i])), sizeof(T));
-    }
-    return a;
-  } else {
-    using Column = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
-    py::array_t<Column> a(n);
-    Column* out = a.mutable_data();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      out[i] = static_cast<Column>(get(rows[i]));
-    }
-    return a;
-  }
-}
-
-/// A cycle as a dict: {"time": float, "q": (7,), "wrench_raw": (6,), "wrenches_raw": (kMaxTips, 6), ...}.
-py::dict cycle_dict(const CycleRecord& r) {
-  py::dict d;
-  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
-    const auto& value = r.*member;
-    if constexpr (kIsTips<std::decay_t<decltype(value)>>) {
-      d[f.python_tip0] = array_of(value[0]);
-    }
-    d[f.python_name] = cycle_value(value);
-  });
-  return d;
-}
-
-/// The snapshot: the cycle's dict and its loop timing under "timing".
-py::dict snapshot_dict(const jtac::loop::LoopSnapshot& s) {
-  py::dict d = cycle_dict(s);
-  d["timing"] = timing_dict(s.timing);
-  return d;
-}
-
-/// The drained rows as columns: {"time": (n,), "q": (n, 7), "wrenches_raw": (n, kMaxTips, 6), ...}.
-py::dict columns(const std::vector<CycleRecord>& rows) {
-  py::dict d;
-  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
-    using T = std::decay_t<decltype(rows.front().*member)>;
-    if constexpr (kIsTips<T>) {
-      d[f.python_tip0] = cycle_column<WrenchArray>(
-          rows, [&](const CycleRecord& r) -> const WrenchArray& { return (r.*member)[0]; });
-    }
-    d[f.python_name] = cycle_column<T>(rows, [&](const CycleRecord& r) -> const T& { return r.*member; });
-  });
-  return d;
-}
-
-/// The cycle's fields for Python, in table order: ((name, shape, doc), ...); the keys of a snapshot
-/// (less "timing") and the columns of a recording.
-py::tuple cycle_fields() {
-  py::list fields;
-  jtac::loop::for_each_cycle_field([&](const jtac::loop::CycleFieldInfo& f, auto member) {
-    using T = std::decay_t<decltype(std::declval<const CycleRecord&>().*member)>;
-    if constexpr (kIsTips<T>) {
-      fields.append(py::make_tuple(f.python_tip0, py::tuple(py::cast(cycle_shape<WrenchArray>())),
-                                   std::string("tip 0: ") + f.doc));
-      fields.append(py::make_tuple(f.python_name, py::tuple(py::cast(cycle_shape<T>())),
-                                   std::string("every tip, tip 0 first: ") + f.doc));
-    } else {
-      fields.append(py::make_tuple(f.python_name, py::tuple(py::cast(cycle_shape<T>())), f.doc));
-    }
-  });
-  return py::tuple(fields);
-}
-
 }  // namespace
 
 /// Registers the jtac_loop types in `m` (called from PYBIND11_MODULE after bind_jtac, whose
@@ -231,12 +86,12 @@ void bind_loop(py::module_& m) {
   using jtac::hw::DeviceStatus;
   using jtac::loop::ControlLoop;
 
-  m.attr("MAX_TIPS") = jtac::kMaxTips;  // tips one controller handles (wrenches_* rows)
-  // One controller cycle's fields ((name, shape, doc), ...): the snapshot's keys and the recording's
-  // columns; jtac_py builds RECORD_FIELDS and ControllerState from them.
-  m.attr("CYCLE_FIELDS") = cycle_fields();
-  // The values of a cycle no controller has run yet (the defaults of ControllerState's fields).
-  m.attr("CYCLE_DEFAULTS") = cycle_dict(jtac::loop::CycleRecord{});
+  jtac_python::bind_loop_cycle(m);
+  // The keyword defaults below are these configurations' own.
+  const jtac::loop::ChunkStreamConfig stream_defaults{};
+  const jtac::loop::CallbackLawConfig callback_defaults{};
+  const jtac::loop::ControlLoopConfig loop_defaults{};
+  const jtac::JtacGoal goal_defaults{};
 
   // Rows of an (H, 7) array as joint arrays (a 1-D array of 7 values is one row); `name` in errors.
   const auto joint_rows = [](const InputArray& a, const char* name) {
@@ -290,11 +145,15 @@ void bind_loop(py::module_& m) {
                 jtac_python::double_list(absolute_force_torque_threshold, "absolute_force_torque_threshold");
             return std::make_unique<jtac::loop::StreamLaw>(config, jtac_law_of(*loop), admittance);
           }),
-          py::arg("controller_period_s") = 0.001, py::kw_only(), py::arg("chunk_capacity") = 64,
-          py::arg("blend_window_s") = 0.1, py::arg("timeout_s") = 0.5, py::arg("run_out_s") = 0.02,
-          py::arg("stop_accelerations_rad_s2") = py::none(), py::arg("ensemble_weight") = 1.0,
+          py::arg("controller_period_s") = stream_defaults.controller_period_s, py::kw_only(),
+          py::arg("chunk_capacity") = static_cast<std::int64_t>(stream_defaults.chunk_capacity),
+          py::arg("blend_window_s") = stream_defaults.blend_window_s,
+          py::arg("timeout_s") = stream_defaults.timeout_s, py::arg("run_out_s") = stream_defaults.run_out_s,
+          py::arg("stop_accelerations_rad_s2") = py::none(),
+          py::arg("ensemble_weight") = stream_defaults.ensemble_weight,
           py::arg("loop").none(true) = py::none(), py::arg("tips") = py::none(),
-          py::arg("joint_damping_per_s") = 0.0, py::arg("absolute_force_torque_threshold") = py::none(),
+          py::arg("joint_damping_per_s") = goal_defaults.joint_damping_per_s,
+          py::arg("absolute_force_torque_threshold") = py::none(),
           // Not keep_alive on `loop`: the loop keeps the laws it used (use_law), and the reverse would
           // make a cycle that is never freed; the Controller holds both.
           "ValueError for a configuration out of range. With `loop` (which must outlive the law): a "
@@ -389,8 +248,10 @@ void bind_loop(py::module_& m) {
            }),
            py::arg("address"), py::kw_only(), py::arg("name"), py::arg("num_params"), py::arg("num_memory"),
            py::arg("params") = py::none(), py::arg("stop_accelerations_rad_s2") = py::none(),
-           py::arg("urdf_xml") = "", py::arg("base_frame") = "",
-           py::arg("joint_names") = std::vector<std::string>{}, py::arg("tcp_frame") = "",
+           py::arg("urdf_xml") = callback_defaults.urdf_xml,
+           py::arg("base_frame") = callback_defaults.base_frame,
+           py::arg("joint_names") = callback_defaults.joint_names,
+           py::arg("tcp_frame") = callback_defaults.tcp_frame,
            "`address`: a C function with the law ABI, which must stay loaded while the law exists. "
            "ValueError naming the field for a bad configuration; without urdf_xml the law sees an identity "
            "TCP pose and a zero Jacobian")
@@ -466,8 +327,10 @@ void bind_loop(py::module_& m) {
              config.record_capacity = static_cast<std::size_t>(record_capacity);
              return std::make_unique<ControlLoop>(interface, controller.core, config);
            }),
-           py::arg("interface"), py::arg("controller"), py::kw_only(), py::arg("update_rate_hz") = 1000,
-           py::arg("fifo_priority") = 70, py::arg("cpu") = -1, py::arg("record_capacity") = 8192,
+           py::arg("interface"), py::arg("controller"), py::kw_only(),
+           py::arg("update_rate_hz") = loop_defaults.update_rate_hz,
+           py::arg("fifo_priority") = loop_defaults.fifo_priority, py::arg("cpu") = loop_defaults.cpu,
+           py::arg("record_capacity") = static_cast<std::int64_t>(loop_defaults.record_capacity),
            py::keep_alive<1, 2>(), py::keep_alive<1, 3>(),
            "record_capacity: rows the record ring holds until drained (record_buffer_cycles)")
       .def(
@@ -585,7 +448,7 @@ void bind_loop(py::module_& m) {
             if (!l.snapshot(s)) {
               return py::none();
             }
-            return snapshot_dict(s);
+            return jtac_python::loop_snapshot_dict(s);
           },
           "The last controller cycle (dict), None before the first")
       .def("start_recording", &ControlLoop::start_recording)
@@ -600,12 +463,12 @@ void bind_loop(py::module_& m) {
               rows.reserve(l.pending_records());
               l.drain(rows);
             }
-            return columns(rows);
+            return jtac_python::cycle_columns(rows);
           },
           "Every recorded row not yet drained, as columns")
       .def_property_readonly("dropped_records", &ControlLoop::dropped_records)
       .def_property_readonly("record_capacity", &ControlLoop::record_capacity)
-      .def("timing", [](const ControlLoop& l) { return timing_dict(l.timing()); })
+      .def("timing", [](const ControlLoop& l) { return jtac_python::loop_timing_dict(l.timing()); })
       .def_property_readonly("update_rate_hz", &ControlLoop::update_rate_hz)
       .def_property_readonly("packets_per_cycle", &ControlLoop::packets_per_cycle);
 }
