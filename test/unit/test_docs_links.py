@@ -5,7 +5,7 @@ A backticked repository path is a token without spaces whose first part is a top
 repository (`jtac_py/arms.py`, `franka_hw/test/`). It exists when it names a file or folder from the
 repository root or from the page's own folder, or when it is an include path (`jtac_loop/control_law.hpp`
 under some `*/include/`); `*` matches as in a shell glob. Paths under build outputs (`build/`, the venvs)
-and placeholders (`<name>`) are not checked.
+and placeholders (`<name>`, `a/.../b`) are not checked.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def _backticked_paths(page: Path) -> list[str]:
             continue
         if token.split("/", 1)[0] not in TOP_LEVEL or token.startswith(GENERATED_ROOTS):
             continue
+        if "..." in token:
+            continue  # an elided path (`franka_hw/.../robot_limits.hpp`), a placeholder
         found.append(token)
     return found
 
@@ -95,6 +97,7 @@ def test_the_checker_sees_a_missing_path(tmp_path: Path):
     page = tmp_path / "page.md"
     page.write_text(
         "See `jtac_py/controller.py`, `jtac_py/no_such_module.py`, `jtac/action/Foo` (a ROS name),\n"
+        "`jtac_py/.../elided.py`,\n"
         "[the README](../README.md), [gone](gone.md), [web](https://example.org) and\n"
         "```\nmake demo   # `jtac_py/not_checked_in_a_fence.py`\n```\n",
         encoding="utf-8",
