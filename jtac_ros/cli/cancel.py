@@ -29,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Cancels every goal of the action; 0 goals canceling (no goal running) is not a failure."""
     from action_msgs.srv import CancelGoal
 
     action = action_name(args.node, args.moveit)

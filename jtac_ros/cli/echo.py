@@ -7,7 +7,7 @@ from typing import Any
 
 from jtac_py.cli.common import EXIT_OK, EXIT_USAGE, CliError, positive_int
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import SPIN_STEP_S, RosSession
+from jtac_ros.cli.session import RosSession
 
 __all__ = ["add_parser", "handle"]
 
@@ -56,6 +56,7 @@ def _topic_name(node: str, topic: str) -> str:
 
 
 def _message_class(type_name: str) -> Any:
+    """The message class of a type name such as ``sensor_msgs/msg/JointState``."""
     import importlib
 
     package, kind, name = type_name.split("/")
@@ -63,6 +64,7 @@ def _message_class(type_name: str) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Prints TOPIC's messages as YAML documents until --count or Ctrl-C."""
     import yaml
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -93,5 +95,5 @@ def handle(args: argparse.Namespace) -> int:
         )
         ros.node.create_subscription(msg_type, topic, on_message, qos)
         while args.count is None or received < args.count:
-            ros.executor.spin_once(timeout_sec=SPIN_STEP_S)
+            ros.spin_once()
     return EXIT_OK

@@ -33,6 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def lifecycle_state(ros: RosSession, node: str, wait_s: float) -> tuple[int, str]:
+    """The node's lifecycle state: (id, label)."""
     from lifecycle_msgs.srv import GetState
 
     response = ros.call(
@@ -76,6 +77,7 @@ def lifecycle_transition(ros: RosSession, node: str, label: str, wait_s: float) 
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Prints the lifecycle state, after triggering TRANSITION for ``set``."""
     with RosSession("lifecycle") as ros:
         if args.action == "set":
             lifecycle_transition(ros, args.node, args.transition, args.wait)

@@ -50,6 +50,7 @@ def _controller_joints(ros: RosSession, node: str, wait_s: float) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Prints '<name> <type> <state>' (and the interfaces with --verbose)."""
     name = args.node.rpartition("/")[2]
     with RosSession("list_controllers") as ros:
         _, state = lifecycle_state(ros, args.node, args.wait)

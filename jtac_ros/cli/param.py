@@ -53,6 +53,7 @@ def _call(ros: RosSession, args: argparse.Namespace, srv_type: Any, service: str
 
 
 def _names(ros: RosSession, args: argparse.Namespace) -> list[str]:
+    """Every parameter name the node has."""
     from rcl_interfaces.srv import ListParameters
 
     return list(_call(ros, args, ListParameters, "list_parameters", ListParameters.Request()).result.names)

@@ -35,6 +35,7 @@ def parameter_text(value: Any) -> str:
 
 
 def _parameter_text_item(item: Any) -> str:
+    """One element of an array parameter, as YAML writes it."""
     if isinstance(item, bool):
         return str(item).lower()
     return repr(item) if isinstance(item, str | float) else str(item)

@@ -36,6 +36,7 @@ class GoalProgress:
         return time.monotonic() - self.started
 
     def update(self, message: Any) -> None:
+        """Redraws the bar from one feedback message (a feedback callback)."""
         if self.closed:
             return
         feedback = message.feedback

@@ -27,6 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Runs the node in this process until Ctrl-C; the node's exit status."""
     if args.params_file is not None and not Path(args.params_file).is_file():
         raise CliError(EXIT_USAGE, f"{args.params_file}: no such parameters file")
     try:

@@ -104,9 +104,10 @@ class _GoalRun:
             raise
 
     def _send_and_wait(self, spec: Any) -> Any:
+        """Sends the goal and waits for its result within --timeout."""
         from unique_identifier_msgs.msg import UUID
 
-        if not self.client.wait_for_server(timeout_sec=self.args.wait):
+        if not self.ros.wait_until(self.client.server_is_ready, self.args.wait):
             raise CliError(EXIT_USAGE, f"no action server {self.name} — {NO_NODE_HINT}")
         goal = self._goal(spec)
         # Our own goal id: a Ctrl-C before the goal response (which rclpy can delay) still cancels it.
@@ -143,6 +144,7 @@ class _GoalRun:
         return goal
 
     def _give_up(self, message: str) -> None:
+        """Ends the progress bar, cancels the goal and fails with ``message`` (exit 1)."""
         self.progress.finish()
         _cancel(self.ros, self.name, self.goal_id)
         raise CliError(EXIT_FAILED, message)

@@ -4,6 +4,8 @@ helpers the verbs share to wait on futures, call services and name constants."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -14,10 +16,17 @@ __all__ = ["SERVICE_TIMEOUT_S", "SPIN_STEP_S", "RosSession", "action_name", "con
 
 SERVICE_TIMEOUT_S = 10.0  # answer time of a service the node has (rclpy can be slow under load)
 SPIN_STEP_S = 0.1  # executor wait per step: Ctrl-C is seen within this
+_POLL_S = 0.05  # discovery poll period [s]
 
 
 class RosSession:
-    """A fresh rclpy context with one node and a single-threaded executor, shut down on exit."""
+    """A fresh rclpy context with one node and a single-threaded executor, shut down on exit.
+
+    Inside ``with``, Ctrl-C sets a flag that ``wait``, ``wait_until`` and ``spin_once`` turn into a
+    KeyboardInterrupt between two executor steps: raised inside one of rclpy's native calls, it can come
+    out as another exception (a TypeError from a return value that failed to convert) and escape the
+    verb's Ctrl-C handling.
+    """
 
     def __init__(self, role: str):
         import rclpy
@@ -25,7 +34,7 @@ class RosSession:
         from rclpy.executors import SingleThreadedExecutor
 
         self.context = Context()
-        # No signal handlers on a non-default context: Ctrl-C stays a KeyboardInterrupt.
+        # rclpy installs no signal handlers for a non-default context: Ctrl-C is ours (see above).
         rclpy.init(args=["jtac"], context=self.context)
         try:
             self.node = rclpy.create_node(
@@ -39,14 +48,38 @@ class RosSession:
         except BaseException:
             self.context.try_shutdown()
             raise
+        self._interrupted = False
+        self._previous_sigint: Any = None
 
     def __enter__(self) -> RosSession:
+        if threading.current_thread() is threading.main_thread():
+            self._previous_sigint = signal.signal(signal.SIGINT, self._on_sigint)
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        self.context.try_shutdown()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        try:
+            self.executor.shutdown(timeout_sec=1.0)
+            self.node.destroy_node()
+            self.context.try_shutdown()
+        finally:
+            if self._previous_sigint is not None:
+                signal.signal(signal.SIGINT, self._previous_sigint)
+        if exc_type is None:
+            self.check_interrupt()  # a Ctrl-C during the shutdown still interrupts
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self._interrupted = True
+
+    def check_interrupt(self) -> None:
+        """Raises KeyboardInterrupt (once) after a Ctrl-C."""
+        if self._interrupted:
+            self._interrupted = False
+            raise KeyboardInterrupt
+
+    def spin_once(self) -> None:
+        """One executor step (at most SPIN_STEP_S), then a Ctrl-C check."""
+        self.executor.spin_once(timeout_sec=SPIN_STEP_S)
+        self.check_interrupt()
 
     def wait(self, future: Any, timeout_s: float | None) -> bool:
         """Spin until the future is done or timeout_s passes (None: no limit); True if done."""
@@ -54,7 +87,7 @@ class RosSession:
         while not future.done():
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            self.executor.spin_once(timeout_sec=SPIN_STEP_S)
+            self.spin_once()
         return True
 
     def wait_until(self, ready: Callable[[], bool], timeout_s: float) -> bool:
@@ -63,7 +96,8 @@ class RosSession:
         while not ready():
             if time.monotonic() >= deadline:
                 return False
-            time.sleep(0.05)
+            time.sleep(_POLL_S)
+            self.check_interrupt()
         return True
 
     def call(self, srv_type: Any, name: str, request: Any, wait_s: float, missing: str) -> Any:
@@ -81,6 +115,7 @@ class RosSession:
 
 
 def action_name(node: str, moveit: bool) -> str:
+    """The node's trajectory action: jtac's own, or the MoveIt-facing control_msgs one."""
     return f"{node}/moveit/follow_joint_trajectory" if moveit else f"{node}/follow_joint_trajectory"
 
 
@@ -94,4 +129,5 @@ def constant_names(cls: type) -> dict[int, str]:
 
 
 def seconds_of(duration: Any) -> float:
+    """A builtin_interfaces Duration in seconds."""
     return duration.sec + duration.nanosec * 1e-9

@@ -7,7 +7,7 @@ from typing import Any
 
 from jtac_py.cli.common import EXIT_OK, EXIT_USAGE, CliError, positive_int
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import SPIN_STEP_S, RosSession
+from jtac_ros.cli.session import RosSession
 
 __all__ = ["add_parser", "handle"]
 
@@ -42,6 +42,7 @@ def _state_line(msg: Any) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Prints one line per controller_state message until --count or Ctrl-C."""
     from control_msgs.msg import JointTrajectoryControllerState
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 
@@ -61,5 +62,5 @@ def handle(args: argparse.Namespace) -> int:
         if not ros.wait_until(lambda: ros.node.count_publishers(topic) > 0, args.wait):
             raise CliError(EXIT_USAGE, f"no publisher on {topic} — {NO_NODE_HINT}")
         while args.count is None or received < args.count:
-            ros.executor.spin_once(timeout_sec=SPIN_STEP_S)
+            ros.spin_once()
     return EXIT_OK

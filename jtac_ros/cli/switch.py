@@ -28,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Deactivates, then activates, the named controller (this node) through its lifecycle."""
     name = args.node.rpartition("/")[2]
     requested = [*args.deactivate, *args.activate]
     if not requested:

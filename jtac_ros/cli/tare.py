@@ -33,6 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def handle(args: argparse.Namespace) -> int:
+    """Calls <node>/zero_fts/FRAME; exit 1 when the node refuses, 2 when there is no such service."""
     from std_srvs.srv import Trigger
 
     prefix = f"{args.node}/zero_fts/"

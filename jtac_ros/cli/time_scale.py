@@ -50,10 +50,12 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _missing(args: argparse.Namespace) -> str:
+    """The error when the node has no parameter services."""
     return f"no parameter services on {args.node} — {NO_NODE_HINT}"
 
 
 def _show(ros: RosSession, args: argparse.Namespace) -> int:
+    """Prints the current time_scale_percentage."""
     from rcl_interfaces.msg import ParameterType
     from rcl_interfaces.srv import GetParameters
 
@@ -68,6 +70,7 @@ def _show(ros: RosSession, args: argparse.Namespace) -> int:
 
 
 def _set(ros: RosSession, args: argparse.Namespace) -> int:
+    """Sets time_scale_percentage; exit 1 with the node's reason on a refusal."""
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
     from rcl_interfaces.srv import SetParameters
 

@@ -393,9 +393,10 @@ def test_against_the_running_node(tmp_path):
         assert run.returncode == 0, run.stdout + run.stderr + node_log()
         assert "RESULT 0 SUCCESSFUL" in run.stdout
         # --timeout before the 6 s goal ends: canceled, exit 1.
-        run = jtac("send-goal", GOALS / "sweep.yaml", "--wait", "10", "--timeout", "1")
+        run = jtac("send-goal", GOALS / "sweep.yaml", "--wait", "10", "--timeout", "2")
         assert run.returncode == 1, run.stdout + run.stderr
-        assert "timeout: no result after 1 s; cancel requested" in run.stderr
+        # Under load the goal response itself can take longer: either timeout cancels.
+        assert "jtac send-goal: timeout: " in run.stderr and "; cancel requested" in run.stderr, run.stderr
         _interrupted_goal_is_canceled()
         run = jtac("tare", "fr3_ft_sensor", "--wait", "10")
         assert run.returncode == 0, run.stdout + run.stderr
