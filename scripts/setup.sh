@@ -141,7 +141,10 @@ fi
 # Editable install without build isolation: the build must see the pip-installed Pinocchio.
 # The fast path skips pip when the module is installed and CMake finds nothing to rebuild for it
 # (a module rebuilt by hand with `cmake --build build/py` differs from the installed one: reinstall;
-# so does a pyproject.toml newer than the last install, e.g. a new console script).
+# so does a pyproject.toml newer than the last install, e.g. a new console script, and a changed set of
+# Python modules: the editable finder maps each module file it saw, so a module turned into a package,
+# or a new one, is found only after a reinstall).
+python_modules=$(find jtac_py jtac_ros -name '*.py' -not -path '*/__pycache__/*' | LC_ALL=C sort | sha1sum | cut -c1-40)
 # --demo builds the target _native only (the libraries and the module); the tree has the C++ tests
 # configured all the same, and a full run builds them (below, without pip when the module is current).
 installed_so=$("$PY" -c "import jtac_py._native as n; print(n.__file__)" 2>/dev/null || true)
@@ -149,7 +152,8 @@ built_so=$(ls "$BUILD"/py/bindings/_native*.so 2>/dev/null | head -1 || true)
 install_stamp="$VENV/.jtac-py-installed"
 module_installed=""
 if [ -n "$installed_so" ] && [ -n "$built_so" ] && ! [ "$built_so" -nt "$installed_so" ] \
-   && [ -f "$install_stamp" ] && ! [ pyproject.toml -nt "$install_stamp" ] && [ -z "$libfranka_stale" ]; then
+   && [ -f "$install_stamp" ] && ! [ pyproject.toml -nt "$install_stamp" ] && [ -z "$libfranka_stale" ] \
+   && [ "$(cat "$install_stamp")" = "$python_modules" ]; then
   module_installed=1
 fi
 # Whether ninja has anything to do for the given targets: a dry run of the tree's own ninja (cmake
@@ -163,7 +167,7 @@ elif [ -n "$module_installed" ] && ! stale _native; then  # (full run only)
   echo "    jtac_py._native up to date; C++ tests built: $(ctest --test-dir "$BUILD/py" -N | sed -n 's/^Total Tests: //p')"
 else
   "$PY" -m pip install $PIP_ARGS -q --no-build-isolation --no-deps "${PIP_TARGETS[@]}" -e .
-  touch "$install_stamp"
+  echo "$python_modules" > "$install_stamp"
   "$PY" -c "import jtac_py._native as n; print('    jtac_py._native', n.__version__, \
 'with FrankaDevice (libfranka %s)' % n.LIBFRANKA_VERSION if n.HAVE_LIBFRANKA else 'WITHOUT FrankaDevice')"
   [ -n "$DEMO_ONLY" ] || echo "    C++ tests built: $(ctest --test-dir "$BUILD/py" -N | sed -n 's/^Total Tests: //p')"
