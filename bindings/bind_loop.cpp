@@ -39,7 +39,10 @@ namespace py = pybind11;
 
 namespace {
 
+using jtac::hw::AsyncInterface;
+using jtac::hw::DeviceStatus;
 using jtac::hw::JointArray;
+using jtac::loop::ControlLoop;
 using jtac_python::fixed;
 using jtac_python::InputArray;
 
@@ -76,39 +79,27 @@ jtac::loop::JtacLaw& jtac_law_of(jtac::loop::ControlLoop& loop) {
   return *law;
 }
 
-}  // namespace
+/// Rows of an (H, 7) array as joint arrays; `name` in errors.
+std::vector<JointArray> joint_rows(const InputArray& a, const char* name) {
+  if (a.ndim() != 2 || a.shape(1) != 7) {
+    throw std::invalid_argument(std::string(name) + " must have shape (H, 7), got " +
+                                std::to_string(a.ndim()) + " dimensions" +
+                                (a.ndim() == 2 ? " of width " + std::to_string(a.shape(1)) : ""));
+  }
+  std::vector<JointArray> rows(static_cast<std::size_t>(a.shape(0)));
+  const auto view = a.unchecked<2>();
+  for (py::ssize_t k = 0; k < a.shape(0); ++k) {
+    for (py::ssize_t i = 0; i < 7; ++i) {
+      rows[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] = view(k, i);
+    }
+  }
+  return rows;
+}
 
-/// Registers the jtac_loop types in `m` (called from PYBIND11_MODULE after bind_jtac, whose
-/// JointTrajectoryAdmittanceController the ControlLoop drives, and bind_hw, whose AsyncInterface it
-/// runs on).
-void bind_loop(py::module_& m) {
-  using jtac::hw::AsyncInterface;
-  using jtac::hw::DeviceStatus;
-  using jtac::loop::ControlLoop;
-
-  jtac_python::bind_loop_cycle(m);
-  // The keyword defaults below are these configurations' own.
+/// StreamState and StreamLaw; keyword defaults from ChunkStreamConfig and JtacGoal.
+void bind_stream_law(py::module_& m) {
   const jtac::loop::ChunkStreamConfig stream_defaults{};
-  const jtac::loop::CallbackLawConfig callback_defaults{};
-  const jtac::loop::ControlLoopConfig loop_defaults{};
   const jtac::JtacGoal goal_defaults{};
-
-  // Rows of an (H, 7) array as joint arrays (a 1-D array of 7 values is one row); `name` in errors.
-  const auto joint_rows = [](const InputArray& a, const char* name) {
-    if (a.ndim() != 2 || a.shape(1) != 7) {
-      throw std::invalid_argument(std::string(name) + " must have shape (H, 7), got " +
-                                  std::to_string(a.ndim()) + " dimensions" +
-                                  (a.ndim() == 2 ? " of width " + std::to_string(a.shape(1)) : ""));
-    }
-    std::vector<JointArray> rows(static_cast<std::size_t>(a.shape(0)));
-    const auto view = a.unchecked<2>();
-    for (py::ssize_t k = 0; k < a.shape(0); ++k) {
-      for (py::ssize_t i = 0; i < 7; ++i) {
-        rows[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] = view(k, i);
-      }
-    }
-    return rows;
-  };
   py::enum_<jtac::loop::StreamState>(m, "StreamState", "What a stream's command does")
       .value("HOLDING", jtac::loop::StreamState::kHolding)
       .value("FOLLOWING", jtac::loop::StreamState::kFollowing)
@@ -174,8 +165,8 @@ void bind_loop(py::module_& m) {
           "Never waits")
       .def(
           "set_chunk",
-          [joint_rows](jtac::loop::StreamLaw& law, const InputArray& times, const InputArray& q,
-                       const std::optional<InputArray>& dq) {
+          [](jtac::loop::StreamLaw& law, const InputArray& times, const InputArray& q,
+             const std::optional<InputArray>& dq) {
             const std::vector<double> t(times.data(), times.data() + times.size());
             const std::vector<JointArray> q_rows = joint_rows(q, "positions_rad");
             const std::vector<JointArray> dq_rows =
@@ -218,7 +209,11 @@ void bind_loop(py::module_& m) {
                              "request_brake() calls the controller thread has served")
       .def_property_readonly("closing", &jtac::loop::StreamLaw::closing,
                              "True once the loop hands over from this stream (it brakes, takes no input)");
+}
 
+/// CallbackLaw and the reference C laws' addresses; keyword defaults from CallbackLawConfig.
+void bind_callback_law(py::module_& m) {
+  const jtac::loop::CallbackLawConfig callback_defaults{};
   py::class_<jtac::loop::CallbackLaw>(m, "CallbackLaw",
                                       "A control law behind a C function pointer (ControlLoop.use_law); "
                                       "jtac_loop/callback_law.hpp")
@@ -312,7 +307,11 @@ void bind_loop(py::module_& m) {
       },
       py::arg("name"),
       "The address of a C reference law (jtac_loop/callback_law.hpp): 'sine', 'joint_impedance'");
+}
 
+/// ControlLoop; keyword defaults from ControlLoopConfig.
+void bind_control_loop(py::module_& m) {
+  const jtac::loop::ControlLoopConfig loop_defaults{};
   py::class_<ControlLoop>(m, "ControlLoop", "The controller thread: the JTAC controller at update_rate")
       .def(py::init([](AsyncInterface& interface, jtac_python::Controller& controller, int update_rate_hz,
                        int fifo_priority, int cpu, std::int64_t record_capacity) {
@@ -471,4 +470,16 @@ void bind_loop(py::module_& m) {
       .def("timing", [](const ControlLoop& l) { return jtac_python::loop_timing_dict(l.timing()); })
       .def_property_readonly("update_rate_hz", &ControlLoop::update_rate_hz)
       .def_property_readonly("packets_per_cycle", &ControlLoop::packets_per_cycle);
+}
+
+}  // namespace
+
+/// Registers the jtac_loop types in `m` (called from PYBIND11_MODULE after bind_jtac, whose
+/// JointTrajectoryAdmittanceController the ControlLoop drives, and bind_hw, whose AsyncInterface it
+/// runs on).
+void bind_loop(py::module_& m) {
+  jtac_python::bind_loop_cycle(m);
+  bind_stream_law(m);
+  bind_callback_law(m);
+  bind_control_loop(m);
 }

@@ -21,8 +21,8 @@ inline JointVector joint_vector(const std::vector<double>& values) {
 /// Per joint, in joints order [rad]: the joint's constraints entry when it is set (non-zero), else
 /// the global default.
 inline JointVector per_joint(const std::vector<std::string>& joints,
-                      const std::map<std::string, Params::Constraints::MapJoints>& entries,
-                      double Params::Constraints::MapJoints::* tolerance_rad, double default_rad) {
+                             const std::map<std::string, Params::Constraints::MapJoints>& entries,
+                             double Params::Constraints::MapJoints::* tolerance_rad, double default_rad) {
   JointVector out(static_cast<Eigen::Index>(joints.size()));
   for (std::size_t i = 0; i < joints.size(); ++i) {
     const auto it = entries.find(joints[i]);
@@ -34,7 +34,7 @@ inline JointVector per_joint(const std::vector<std::string>& joints,
 
 /// One tip per sensor frame; validate() keeps ee_frames the same length (size_eq_param).
 inline std::vector<TipFrames> tip_frames(const std::vector<std::string>& sensor_frames,
-                                  const std::vector<std::string>& ee_frames) {
+                                         const std::vector<std::string>& ee_frames) {
   std::vector<TipFrames> tips;
   for (std::size_t k = 0; k < sensor_frames.size() && k < ee_frames.size(); ++k) {
     tips.push_back(TipFrames{sensor_frames[k], ee_frames[k]});
@@ -51,7 +51,7 @@ inline bool any_sensor(const std::vector<std::string>& names) {
 /// refuses never reaches here; the core keeps its default).
 template <int N>
 inline Eigen::Matrix<double, N, 1> fixed_vector(const std::vector<double>& values,
-                                         const Eigen::Matrix<double, N, 1>& fallback) {
+                                                const Eigen::Matrix<double, N, 1>& fallback) {
   if (values.size() != static_cast<std::size_t>(N)) {
     return fallback;
   }
