@@ -51,6 +51,12 @@ lint:
 	$(PY) -m jtac_py.robots.generate --check
 	$(PY) -m jtac_py.parameters --check
 	$(PY) scripts/check_layers.py
+	$(PY) scripts/run_clang_tidy.py $(BUILD)
+
+# clang-tidy alone (.clang-tidy; which checks and why: docs/lint.md), over the build's compile commands.
+.PHONY: tidy
+tidy:
+	$(PY) scripts/run_clang_tidy.py $(BUILD)
 
 format:
 	$(VENV)/bin/ruff check --fix .
