@@ -1,6 +1,6 @@
 """Assembly of a Controller's native parts from parameter values and an arm: the configured core
 (jtac_core's composed controller), the hardware thread (franka_hw's AsyncInterface on the arm's
-device, its limiter on the robot's limit table) and the controller thread (jtac_loop's ControlLoop),
+device, its limiter on the robot's whole limit table) and the controller thread (jtac_loop's ControlLoop),
 with the wrench source of every tip.
 """
 
@@ -115,12 +115,7 @@ def assemble(values: Mapping[str, Any], arm: Arm) -> NativeParts:
 
 
 def _limit_table(robot: str) -> dict[str, Any]:
-    """The hardware limiter's keyword arguments from the robot's limit table."""
-    spec = robots.robot_spec(robot)
-    return {
-        "dq_max_rad_s": spec.dq_max_rad_s,
-        "ddq_max_rad_s2": spec.ddq_max_rad_s2,
-        "dddq_max_rad_s3": spec.dddq_max_rad_s3,
-        # The FR3's position-based velocity envelope (franka_hw/README.md); the Panda has none.
-        "position_based_velocity_limits": spec.velocity_bound_coeffs is not None,
-    }
+    """The hardware limiter's keyword arguments: the robot's whole limit row, which franka_hw holds
+    (velocity, acceleration, jerk, joint range and position-based envelope, generated from
+    ``jtac_py.robots``' tables), chosen by the robot's name; nothing of another robot's."""
+    return {"robot": robots.robot_spec(robot).name}

@@ -8,8 +8,8 @@ SimulatedArm and counting the motion calls, as a new backend's Python side would
 import numpy as np
 import pytest
 
-from jtac_py import arms
-from jtac_py.controller import Controller, Trajectory
+from jtac_py import _native, arms, robots
+from jtac_py.controller import LIMIT_MARGIN, Controller, Trajectory
 from jtac_py.hardware import SimulatedArm
 
 DELTA_RAD = np.array([0.2, -0.15, 0.1, 0.2, -0.2, 0.15, 0.3])  # a move that uses every joint
@@ -82,3 +82,21 @@ def test_a_controller_without_an_arm_builds_it_from_its_parameters():
     assert isinstance(c.hardware, SimulatedArm)
     assert (c.hardware.robot, c.hardware.clock) == ("panda", "realtime")
     assert c.joint_names[0] == "panda_joint1"
+
+
+@pytest.mark.parametrize("robot", ["fr3", "panda"])
+def test_the_hardware_limiter_enforces_the_arms_whole_limit_table(robot):
+    c = Controller(SimulatedArm(robot, clock="lockstep"))
+    limits = c._interface.limits
+    # The arm's robot's row of franka_hw's table, every entry (rates, range, envelope).
+    row = _native.AsyncInterface(SimulatedArm(robot, clock="lockstep").device, robot=robot).limits
+    assert limits.keys() == row.keys()
+    for name, value in row.items():
+        np.testing.assert_array_equal(limits[name], value, err_msg=name)
+    spec = robots.robot_spec(robot)
+    np.testing.assert_allclose(limits["dq_max_rad_s"], spec.dq_max_rad_s, rtol=1e-12)
+    assert limits["limit_margin"] == LIMIT_MARGIN
+    if robot == "panda":  # its own joint range, no envelope: nothing of the FR3's
+        np.testing.assert_array_equal(limits["q_min_rad"], spec.q_min_rad)
+        np.testing.assert_array_equal(limits["q_max_rad"], spec.q_max_rad)
+        assert limits["position_based_velocity_limits"] is False
