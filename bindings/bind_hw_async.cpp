@@ -258,7 +258,7 @@ void bind_hw_async(py::module_& m) {
           "The flight recorder: the last packets (up to 256, oldest first) as column arrays — packet, "
           "tick, read_ns/write_ns (host steady clock), step_periods, flags (1 anomalous tick, 2 late, "
           "4 sample taken, 8 held, 16 limited, 32 late read, 64 resynced to the echo), q_d_echo, q_cmd, "
-          "dq_cmd (n, 7). After stop() "
+          "dq_cmd (n, NUM_JOINTS). After stop() "
           "or after "
           "the thread ended on a device error.");
 }

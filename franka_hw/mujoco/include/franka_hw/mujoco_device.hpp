@@ -160,7 +160,7 @@ class MujocoDevice final : public Device {
   double period_s_ = 0.0;
   std::int64_t period_ns_ = 0;
 
-  // Model addresses of the seven joints.
+  // Model addresses of the arm's kNumJoints joints.
   std::array<int, kNumJoints> qpos_adr_{};
   std::array<int, kNumJoints> dof_adr_{};
   std::array<int, kNumJoints> actuator_{};
