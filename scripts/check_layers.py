@@ -68,8 +68,6 @@ UNITS: dict[str, Unit] = {
 }
 PY_UNITS = ("jtac_py", "jtac_ros")
 CPP_UNITS = tuple(name for name in UNITS if name not in PY_UNITS)
-# The Python name of the bindings' target: `jtac_py._native` is the package jtac_py's own module.
-_PY_NAME = {"_native": "jtac_py"}
 
 
 @dataclass(frozen=True)
@@ -154,7 +152,7 @@ def rule_text(name: str) -> str:
 def forbidden(unit: str, used: str) -> bool:
     """Whether unit may not use component or unit `used`."""
     row = UNITS[unit]
-    if used in (unit, _PY_NAME.get(unit)) or used in row.may_use:
+    if used == unit or used in row.may_use:
         return False
     return used in row.knows_nothing_of or used not in _SOFT
 
