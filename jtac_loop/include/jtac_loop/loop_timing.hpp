@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "franka_hw/async_interface.hpp"
+#include "jtac_loop/device_types.hpp"
 
 namespace jtac::loop {
 
