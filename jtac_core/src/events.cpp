@@ -94,8 +94,6 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
     case EventDetail::kGoalDuringSettling:
       return "a new goal arrived while the active one was settling: the new goal is aborted and the arm "
              "stopped";
-    case EventDetail::kArrivedWhileBraking:
-      return "the arm is braking to a stop for another goal; send the goal again once it has stopped";
     case EventDetail::kTrajectoryInThePast:
       return "the whole trajectory lies in the past: it ended " + number(e.value) +
              " s before it could start";

@@ -38,8 +38,6 @@ enum class EventDetail : std::uint8_t {
   kStitchPositionJump,         ///< new goal vs active path at the stitch time: |Δq| = value > limit
   kStitchVelocityJump,         ///< likewise for velocity [rad/s]
   kGoalDuringSettling,         ///< a new goal came while the active one was settling
-  kArrivedWhileBraking,        ///< no longer emitted: a goal arriving while the arm brakes is held
-                               ///< until it rests (trajectory_controller.hpp); kept for its number
   kTrajectoryInThePast,        ///< the whole trajectory ended `value` s before it was taken
   kReplacedByStitching,        ///< this goal was replaced by goal `value`
   kDeactivated,                ///< the controller was deactivated (no stop trajectory)
