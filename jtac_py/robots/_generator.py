@@ -327,6 +327,7 @@ def robot_limits_hpp(specs: Sequence[RobotSpec]) -> str:
             *_cpp_array("kDqMaxRadS", spec.dq_max_rad_s, "Joint velocity limit [rad/s]."),
             *_cpp_array("kDdqMaxRadS2", spec.ddq_max_rad_s2, "Joint acceleration limit [rad/s²]."),
             *_cpp_array("kDddqMaxRadS3", spec.dddq_max_rad_s3, "Joint jerk limit [rad/s³]."),
+            *_cpp_array("kHomeRad", spec.q_home_rad, "Franka's ready pose [rad] (the MJCF's home keyframe)."),
             "/// Whether a position-based velocity envelope bounds the velocity (false: dq_max alone).",
             "inline constexpr bool kPositionBasedVelocityLimits = "
             f"{'true' if spec.velocity_bound_coeffs is not None else 'false'};",

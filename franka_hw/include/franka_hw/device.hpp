@@ -32,9 +32,9 @@ using JointArray = std::array<double, kNumJoints>;
 /// A wrench [Fx Fy Fz Tx Ty Tz] in [N N N N·m N·m N·m].
 using WrenchArray = std::array<double, 6>;
 
-/// The FR3's usual home pose [rad] (also the `home` keyframe of jtac_py/robots/fr3.xml).
-inline constexpr JointArray kFr3HomeRad = {
-    0.0, -0.7853981633974483, 0.0, -2.356194490192345, 0.0, 1.5707963267948966, 0.7853981633974483};
+/// The FR3's usual home pose [rad] (robot_limits.hpp, from tables.py `q_home_rad`; also the `home`
+/// keyframe of jtac_py/robots/fr3.xml).
+inline constexpr JointArray kFr3HomeRad = robot_limits::fr3::kHomeRad;
 
 /// Outcome of read_once() / write_once().
 enum class DeviceStatus : std::uint8_t {

@@ -26,6 +26,8 @@ inline constexpr std::array<double, 7> kDqMaxRadS = {2.62, 2.62, 2.62, 2.62, 5.2
 inline constexpr std::array<double, 7> kDdqMaxRadS2 = {10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0};
 /// Joint jerk limit [rad/s³].
 inline constexpr std::array<double, 7> kDddqMaxRadS3 = {5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0, 5000.0};
+/// Franka's ready pose [rad] (the MJCF's home keyframe).
+inline constexpr std::array<double, 7> kHomeRad = {0.0, -0.7853981633974483, 0.0, -2.356194490192345, 0.0, 1.5707963267948966, 0.7853981633974483};
 /// Whether a position-based velocity envelope bounds the velocity (false: dq_max alone).
 inline constexpr bool kPositionBasedVelocityLimits = true;
 // The envelope: v_upper(q) = min(dq_max, max(0, sqrt(2 d (q_max - q)) - c)) at the URDF's
@@ -54,6 +56,8 @@ inline constexpr std::array<double, 7> kDqMaxRadS = {2.175, 2.175, 2.175, 2.175,
 inline constexpr std::array<double, 7> kDdqMaxRadS2 = {15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0};
 /// Joint jerk limit [rad/s³].
 inline constexpr std::array<double, 7> kDddqMaxRadS3 = {7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0};
+/// Franka's ready pose [rad] (the MJCF's home keyframe).
+inline constexpr std::array<double, 7> kHomeRad = {0.0, -0.7853981633974483, 0.0, -2.356194490192345, 0.0, 1.5707963267948966, 0.7853981633974483};
 /// Whether a position-based velocity envelope bounds the velocity (false: dq_max alone).
 inline constexpr bool kPositionBasedVelocityLimits = false;
 // The envelope: v_upper(q) = min(dq_max, max(0, sqrt(2 d (q_max - q)) - c)) at the URDF's
