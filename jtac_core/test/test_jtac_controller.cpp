@@ -312,6 +312,36 @@ TEST_F(Jtac, StitchingMayNotChangeANonZeroPayload) {
   EXPECT_EQ(rejected->detail, EventDetail::kStitchPayloadMismatch);
 }
 
+TEST_F(Jtac, ARefusedGoalsAdmittanceNeverAppliesAndTheNextGoalIsTakenWithItsOwn) {
+  const auto first = submit(hold(5.0));  // stiff: no compliant axis
+  run(0.1);
+  // Compliant, but its first point (at once) jumps 0.3 rad away from the active path: refused when taken.
+  auto jump = hold(2.0);
+  jtac::GoalPoint start = jump.trajectory.points[0];
+  start.time_from_start_s = 0.0;
+  start.positions_rad[0] += 0.3;
+  jump.trajectory.points.insert(jump.trajectory.points.begin(), start);
+  jump.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
+  const auto refused = submit(jump);
+  run(0.01);
+  const Event* abort = find(EventType::kGoalAborted, refused);
+  ASSERT_NE(abort, nullptr);
+  EXPECT_EQ(abort->code, ResultCode::kInvalidGoal);
+  EXPECT_EQ(out_.trajectory.goal_id, first);
+  wrench_[0] << 10.0, 0.0, 0.0, 0.0, 0.0, 0.0;
+  run(1.0);
+  EXPECT_LT(deflection().norm(), 1e-3) << "the refused goal's compliance (20 mm at 10 N) must not apply";
+  // The refused goal's set is gone: the next goal is accepted at once and brings its own compliance.
+  auto next = hold(3.0);
+  next.tips = {compliant(5.0, 500.0, {true, false, false, false, false, false})};
+  const jtac::SubmitResult r = ctrl_.submit_goal(next, t_);
+  ASSERT_EQ(r.code, ResultCode::kSuccessful) << r.message;
+  EXPECT_FALSE(r.busy);
+  run(2.0);
+  EXPECT_EQ(out_.trajectory.goal_id, r.goal_id);
+  EXPECT_NEAR(deflection().x(), 10.0 / 500.0, 1e-3);
+}
+
 TEST_F(Jtac, GoalValidationNamesTheFieldAndAxis) {
   auto goal = hold(1.0);
   goal.tips = {compliant(5.0, 500.0, {true, true, true, false, false, false})};
