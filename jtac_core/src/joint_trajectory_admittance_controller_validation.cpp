@@ -39,6 +39,108 @@ std::string check_threshold(const std::vector<double>& values, const std::string
   return "";
 }
 
+// Without a sensor a goal may ask for nothing the sensor would serve: "" or what it asks for.
+std::string refusal_without_sensor(const JtacGoal& goal) {
+  const bool asks_compliance = [&] {
+    for (const auto& t : goal.tips) {
+      for (bool s : t.selected_axes) {
+        if (s) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }();
+  bool asks_threshold = !goal.absolute_force_torque_threshold.empty();
+  bool asks_payload = false;
+  for (const auto& t : goal.tips) {
+    asks_threshold = asks_threshold || !t.absolute_force_torque_threshold.empty();
+    asks_payload = asks_payload || t.end_effector_mass_kg != 0.0;
+  }
+  if (asks_compliance || asks_threshold || asks_payload) {
+    return std::string(
+               "no force/torque sensor is configured (ft_sensor_name is empty): this controller cannot "
+               "honour ") +
+           (asks_compliance  ? "selected_axes (admittance)"
+            : asks_threshold ? "a force/torque threshold"
+                             : "an end_effector_mass") +
+           "; send the goal without it or configure a sensor";
+  }
+  return "";
+}
+
+// One tip's admittance, payload and threshold into `t` (whose threshold holds the goal's default):
+// "" or the rejection naming `field` (the action field of the tip), the axis and the value.
+std::string validate_tip(const TipGoal& g, const std::string& field, TipAdmittance& t) {
+  const std::pair<const std::vector<double>*, const char*> vectors[] = {
+      {&g.mass, "mass"}, {&g.stiffness, "stiffness"}, {&g.damping, "damping"}};
+  for (const auto& [values, name] : vectors) {
+    if (!values->empty() && values->size() != 6) {
+      return field + "." + name + " has " + std::to_string(values->size()) +
+             " values, expected 6 [x y z rx ry rz]";
+    }
+    for (std::size_t a = 0; a < values->size(); ++a) {
+      if (!(std::isfinite((*values)[a]) && (*values)[a] >= 0.0)) {
+        return field + "." + name + "[" + std::to_string(a) + "] (" + kAxisNames[a] +
+               ") = " + num((*values)[a]) + ": must be finite and >= 0";
+      }
+    }
+  }
+  if (!g.selected_axes.empty() && g.selected_axes.size() != 6) {
+    return field + ".selected_axes has " + std::to_string(g.selected_axes.size()) +
+           " values, expected 6 [x y z rx ry rz]";
+  }
+  for (std::size_t a = 0; a < g.selected_axes.size(); ++a) {
+    t.selected[a] = g.selected_axes[a];
+    if (!g.selected_axes[a]) {
+      continue;
+    }
+    if (g.mass.empty() || !(g.mass[a] > 0.0)) {
+      return field + ".mass[" + std::to_string(a) + "] (" + kAxisNames[a] +
+             ") = " + (g.mass.empty() ? std::string("missing") : num(g.mass[a])) +
+             ": must be > 0 on a selected axis";
+    }
+  }
+  for (int a = 0; a < 6; ++a) {
+    const auto k = static_cast<std::size_t>(a);
+    t.mass[a] = g.mass.empty() ? 1.0 : g.mass[k];
+    t.stiffness[a] = g.stiffness.empty() ? 0.0 : g.stiffness[k];
+    t.damping[a] = g.damping.empty() ? 0.0 : g.damping[k];
+  }
+  const Eigen::Matrix3d R = g.T_ee_control.linear();
+  if (!g.T_ee_control.matrix().allFinite() ||
+      (R.transpose() * R - Eigen::Matrix3d::Identity()).norm() > 1e-6) {
+    return field + ".ee_pose_control is not a finite rigid transform (is the orientation a unit quaternion?)";
+  }
+  t.T_ee_control = g.T_ee_control;
+  if (!(std::isfinite(g.end_effector_mass_kg) && g.end_effector_mass_kg >= 0.0)) {
+    return field + ".end_effector_mass = " + num(g.end_effector_mass_kg) + ": must be finite and >= 0";
+  }
+  t.payload_mass_kg = g.end_effector_mass_kg;
+  if (g.end_effector_mass_kg > 0.0) {
+    if (g.end_effector_cog_m.size() != 3) {
+      return field + ".end_effector_cog has " + std::to_string(g.end_effector_cog_m.size()) +
+             " values, expected 3 (x y z in the ee frame)";
+    }
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (!std::isfinite(g.end_effector_cog_m[a])) {
+        return field + ".end_effector_cog[" + std::to_string(a) + "] = " + num(g.end_effector_cog_m[a]) +
+               ": must be finite";
+      }
+    }
+    t.payload_cog_ee_m = Eigen::Map<const Eigen::Vector3d>(g.end_effector_cog_m.data());
+  }
+  if (std::string e =
+          check_threshold(g.absolute_force_torque_threshold, field + ".absolute_force_torque_threshold");
+      !e.empty()) {
+    return e;
+  }
+  if (!g.absolute_force_torque_threshold.empty()) {
+    t.threshold = Eigen::Map<const Vector6>(g.absolute_force_torque_threshold.data());
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string JointTrajectoryAdmittanceController::validate_force_torque(const JtacParameters& p) {
@@ -90,30 +192,8 @@ std::string JointTrajectoryAdmittanceController::validate_admittance(const JtacG
     tip.threshold = default_threshold;
   }
   if (!has_sensor_) {
-    const bool asks_compliance = [&] {
-      for (const auto& t : goal.tips) {
-        for (bool s : t.selected_axes) {
-          if (s) {
-            return true;
-          }
-        }
-      }
-      return false;
-    }();
-    bool asks_threshold = !goal_threshold.empty();
-    bool asks_payload = false;
-    for (const auto& t : goal.tips) {
-      asks_threshold = asks_threshold || !t.absolute_force_torque_threshold.empty();
-      asks_payload = asks_payload || t.end_effector_mass_kg != 0.0;
-    }
-    if (asks_compliance || asks_threshold || asks_payload) {
-      return std::string(
-                 "no force/torque sensor is configured (ft_sensor_name is empty): this controller cannot "
-                 "honour ") +
-             (asks_compliance  ? "selected_axes (admittance)"
-              : asks_threshold ? "a force/torque threshold"
-                               : "an end_effector_mass") +
-             "; send the goal without it or configure a sensor";
+    if (std::string e = refusal_without_sensor(goal); !e.empty()) {
+      return e;
     }
     out.num_tips = 0;
     return "";
@@ -147,73 +227,8 @@ std::string JointTrajectoryAdmittanceController::validate_admittance(const JtacG
       return field + " names tip '" + ee_frame_names_[static_cast<std::size_t>(tip)] + "' a second time";
     }
     seen[static_cast<std::size_t>(tip)] = true;
-    TipAdmittance& t = out.tips[static_cast<std::size_t>(tip)];
-    const std::pair<const std::vector<double>*, const char*> vectors[] = {
-        {&g.mass, "mass"}, {&g.stiffness, "stiffness"}, {&g.damping, "damping"}};
-    for (const auto& [values, name] : vectors) {
-      if (!values->empty() && values->size() != 6) {
-        return field + "." + name + " has " + std::to_string(values->size()) +
-               " values, expected 6 [x y z rx ry rz]";
-      }
-      for (std::size_t a = 0; a < values->size(); ++a) {
-        if (!(std::isfinite((*values)[a]) && (*values)[a] >= 0.0)) {
-          return field + "." + name + "[" + std::to_string(a) + "] (" + kAxisNames[a] +
-                 ") = " + num((*values)[a]) + ": must be finite and >= 0";
-        }
-      }
-    }
-    if (!g.selected_axes.empty() && g.selected_axes.size() != 6) {
-      return field + ".selected_axes has " + std::to_string(g.selected_axes.size()) +
-             " values, expected 6 [x y z rx ry rz]";
-    }
-    for (std::size_t a = 0; a < g.selected_axes.size(); ++a) {
-      t.selected[a] = g.selected_axes[a];
-      if (!g.selected_axes[a]) {
-        continue;
-      }
-      if (g.mass.empty() || !(g.mass[a] > 0.0)) {
-        return field + ".mass[" + std::to_string(a) + "] (" + kAxisNames[a] +
-               ") = " + (g.mass.empty() ? std::string("missing") : num(g.mass[a])) +
-               ": must be > 0 on a selected axis";
-      }
-    }
-    for (int a = 0; a < 6; ++a) {
-      const auto k = static_cast<std::size_t>(a);
-      t.mass[a] = g.mass.empty() ? 1.0 : g.mass[k];
-      t.stiffness[a] = g.stiffness.empty() ? 0.0 : g.stiffness[k];
-      t.damping[a] = g.damping.empty() ? 0.0 : g.damping[k];
-    }
-    const Eigen::Matrix3d R = g.T_ee_control.linear();
-    if (!g.T_ee_control.matrix().allFinite() ||
-        (R.transpose() * R - Eigen::Matrix3d::Identity()).norm() > 1e-6) {
-      return field +
-             ".ee_pose_control is not a finite rigid transform (is the orientation a unit quaternion?)";
-    }
-    t.T_ee_control = g.T_ee_control;
-    if (!(std::isfinite(g.end_effector_mass_kg) && g.end_effector_mass_kg >= 0.0)) {
-      return field + ".end_effector_mass = " + num(g.end_effector_mass_kg) + ": must be finite and >= 0";
-    }
-    t.payload_mass_kg = g.end_effector_mass_kg;
-    if (g.end_effector_mass_kg > 0.0) {
-      if (g.end_effector_cog_m.size() != 3) {
-        return field + ".end_effector_cog has " + std::to_string(g.end_effector_cog_m.size()) +
-               " values, expected 3 (x y z in the ee frame)";
-      }
-      for (std::size_t a = 0; a < 3; ++a) {
-        if (!std::isfinite(g.end_effector_cog_m[a])) {
-          return field + ".end_effector_cog[" + std::to_string(a) + "] = " + num(g.end_effector_cog_m[a]) +
-                 ": must be finite";
-        }
-      }
-      t.payload_cog_ee_m = Eigen::Map<const Eigen::Vector3d>(g.end_effector_cog_m.data());
-    }
-    if (std::string e =
-            check_threshold(g.absolute_force_torque_threshold, field + ".absolute_force_torque_threshold");
-        !e.empty()) {
+    if (std::string e = validate_tip(g, field, out.tips[static_cast<std::size_t>(tip)]); !e.empty()) {
       return e;
-    }
-    if (!g.absolute_force_torque_threshold.empty()) {
-      t.threshold = Eigen::Map<const Vector6>(g.absolute_force_torque_threshold.data());
     }
   }
   return check_stability_ ? check_stability(goal, out, warning) : "";
