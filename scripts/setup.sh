@@ -64,7 +64,7 @@ if [ -n "$DEMO_ONLY" ]; then
   # requirements.txt (a full setup installs the rest into the same venv).
   step "3/5 pinned wheels the demo needs (requirements.txt, no ROS, no test tools, no Numba)"
   DEMO_REQS="$BUILD/requirements-demo.txt"
-  grep -vE '^(ros-jazzy-|catkin-pkg|pytest|hypothesis|ruff|clang-format|numba|llvmlite)' requirements.txt > "$DEMO_REQS"
+  grep -vE '^(ros-jazzy-|catkin-pkg|pytest|hypothesis|ruff|clang-format|clang-tidy|numba|llvmlite)' requirements.txt > "$DEMO_REQS"
   DEMO_STAMP="$VENV/.jtac-requirements-demo.sha256"
   want_demo=$(sha256sum "$DEMO_REQS" | cut -d' ' -f1)
   if [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ] || [ "$(cat "$DEMO_STAMP" 2>/dev/null)" = "$want_demo" ]; then
