@@ -3,11 +3,11 @@
 // force/torque pieces, the configuration, the goals; shared conversions in bind_jtac.hpp).
 // Conversion only: no algorithm here.
 //
-// Conventions as in bind_trajectory.cpp: every array that reaches a real-time call (update(), the
+// Conventions as in bind_trajectory*.cpp: every array that reaches a real-time call (update(), the
 // filter, the pipeline) is converted strictly (exact shape, else ValueError naming the argument);
 // goal fields are passed through as given, because the core's goal validation is what names the
 // field, the axis and the value (INVALID_GOAL with a message). ControllerParameters, TrajectoryGoal,
-// SubmitResult, Event and the enums are the ones bind_trajectory.cpp registers.
+// SubmitResult, Event and the enums are the ones bind_trajectory*.cpp register.
 // Wrenches: rows [Fx Fy Fz Tx Ty Tz] in [N, N·m], one row per tip, in that tip's sensor frame.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
