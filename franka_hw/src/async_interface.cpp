@@ -366,7 +366,7 @@ LatencyStats AsyncInterface::latency() const noexcept {
   const auto end = window.begin() + static_cast<std::ptrdiff_t>(n);
   std::sort(begin, end);
   const auto at = [&](double fraction) {
-    const auto index = static_cast<std::size_t>(fraction * static_cast<double>(n - 1) + 0.5);
+    const auto index = static_cast<std::size_t>(std::lround(fraction * static_cast<double>(n - 1)));
     return static_cast<double>(window[std::min(index, n - 1)]) * 1e-9;
   };
   stats.min_s = at(0.0);

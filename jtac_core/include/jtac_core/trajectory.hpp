@@ -84,7 +84,8 @@ class Trajectory {
 
   /// Position of `joint` at point `index`.
   double position(int index, int joint) const noexcept {
-    return positions_[static_cast<std::size_t>(index * num_joints_ + joint)];
+    return positions_[static_cast<std::size_t>(index) * static_cast<std::size_t>(num_joints_) +
+                      static_cast<std::size_t>(joint)];
   }
 
   /// time_from_start of point `index` [s].

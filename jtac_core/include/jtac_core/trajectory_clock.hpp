@@ -81,7 +81,11 @@ class TrajectoryClock {
     std::size_t hi = size_ - 1;
     while (hi - lo > 1) {
       const std::size_t mid = lo + (hi - lo) / 2;
-      (times_s_[index(mid)] <= time_s ? lo : hi) = mid;
+      if (times_s_[index(mid)] <= time_s) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
     }
     return sigma_s_[index(lo)] + (time_s - times_s_[index(lo)]) * piece_slope(hi);
   }
