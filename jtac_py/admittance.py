@@ -107,13 +107,19 @@ def _six(value: Any, name: str) -> np.ndarray:
     return a
 
 
+#: The core's defaults (C++ ``JtacConfig::update_rate_hz``, ``JtacGoal::joint_damping_per_s``): read
+#: from the bound structs, not repeated here.
+_DEFAULT_RATE_HZ = _native.JtacConfig([]).update_rate_hz
+_DEFAULT_JOINT_DAMPING_PER_S = _native.JtacGoal(_native.TrajectoryGoal()).joint_damping_per_s
+
+
 def check(
     mass: Any,
     stiffness: Any,
     damping: Any = None,
-    rate_hz: float = 1000.0,
+    rate_hz: float = _DEFAULT_RATE_HZ,
     *,
-    joint_damping_per_s: float = 0.0,
+    joint_damping_per_s: float = _DEFAULT_JOINT_DAMPING_PER_S,
     selected_axes: Sequence[bool] | None = None,
 ) -> AdmittanceCheck:
     """The goal-intake stability check of one tip's admittance at ``rate_hz`` (the controller's update_rate).

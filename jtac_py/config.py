@@ -13,8 +13,9 @@ test and the ROS node build the same controller from the same values::
 
 The native side holds the same names: ``_native.Params`` is ``jtac::Params``, generated from the schema
 (``jtac_core/include/jtac_core/jtac_parameters.hpp``, one field per parameter). native_params() copies a
-validated value set into it, and the core's own mapping (``jtac_core/src/params_mapping.cpp``, the one
-place where a schema name meets a core field) builds ``JtacConfig`` / ``JtacParameters`` from it;
+validated value set into it, and the core's own mapping (``jtac_core/src/params_mapping.cpp``, generated
+from ``jtac_py/parameters/mapping.py``, the one place where a schema name meets a core field) builds
+``JtacConfig`` / ``JtacParameters`` from it;
 docs/parameters.md lists which parameter feeds which field. What the schema does not hold is resolved
 here and passed beside it: the URDF text (robot_description(): robot_description, urdf_path or the
 built-in robot) and the robot's joint limits (robot_joint_limits(), from jtac_py.robots). The tips'
