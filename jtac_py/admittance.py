@@ -110,7 +110,7 @@ def _six(value: Any, name: str) -> np.ndarray:
 #: The core's defaults (C++ ``JtacConfig::update_rate_hz``, ``JtacGoal::joint_damping_per_s``): read
 #: from the bound structs, not repeated here.
 _DEFAULT_RATE_HZ = _native.JtacConfig([]).update_rate_hz
-_DEFAULT_JOINT_DAMPING_PER_S = _native.JtacGoal(_native.TrajectoryGoal()).joint_damping_per_s
+_DEFAULT_JOINT_DAMPING_PER_S = _native.JtacGoal(_native.TrajectoryGoal([], [])).joint_damping_per_s
 
 
 def check(
