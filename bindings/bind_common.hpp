@@ -1,6 +1,6 @@
 // Conversions shared by the binding files (bind_trajectory.cpp defines them; bind_jtac.cpp uses
-// them too): strict array conversion, numpy output, the polled event and the trajectory-goal reader,
-// so that both controllers take and give the same Python types. Conversion only: no algorithm here.
+// them too): strict array conversion, numpy output, the polled event and the tips' reader, so that
+// both controllers take and give the same Python types. Conversion only: no algorithm here.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -37,11 +37,8 @@ py::array_t<double> to_array(const jtac::JointVector& v);
 /// A sequence of numbers as a vector (None = empty); ValueError naming `name` otherwise.
 std::vector<double> double_list(const py::handle& value, const std::string& name);
 
-/// A TrajectoryGoal from a bound TrajectoryGoal or a dict with the same field names.
-jtac::TrajectoryGoal goal_from(const py::handle& obj);
-
-/// Tips' admittance (TipGoal objects or dicts with the same fields; None = none), as JtacGoal takes
-/// them; ValueError naming the tip and field otherwise.
+/// Tips' admittance from None (none) or a sequence of TipGoal objects; TypeError naming the tip
+/// otherwise (a mapping is turned into TipGoals on the Python side, jtac_py.goals).
 std::vector<jtac::TipGoal> tip_goals_from(const py::handle& obj);
 
 /// One event with its message, rendered when it is polled (the joint names are known then).

@@ -145,10 +145,10 @@ void bind_controller(py::module_& m) {
           py::arg("parameters"), "Publishes new run-time parameters; '' or the validation message")
       .def(
           "submit_goal",
-          [](Controller& c, const py::object& goal, double now_s) {
-            return c.core.submit_goal(jtac_goal_from(goal), now_s);
+          [](Controller& c, const jtac::JtacGoal& goal, double now_s) {
+            return c.core.submit_goal(goal, now_s);
           },
-          py::arg("goal"), py::arg("now_s"), "Validates and queues a goal (JtacGoal or dict)")
+          py::arg("goal"), py::arg("now_s"), "Validates and queues a JtacGoal")
       .def(
           "request_cancel", [](Controller& c, std::uint64_t goal_id) { c.core.request_cancel(goal_id); },
           py::arg("goal_id"))

@@ -1,5 +1,5 @@
 // Conversions shared by the composed controller's binding files (bind_jtac*.cpp): fixed-size vectors,
-// matrices and poses with strict shapes, wrenches as arrays, and the goal and tip readers; and the parts
+// matrices and poses with strict shapes, wrenches as arrays, and the tip frames' reader; and the parts
 // bind_jtac() registers. Conversion only: no algorithm here.
 #pragma once
 
@@ -70,10 +70,6 @@ py::array_t<double> wrenches_array(const jtac::TipWrenches& w, int num_tips);
 
 /// A sequence of booleans as a vector (None = empty); ValueError naming `name` otherwise.
 std::vector<bool> bool_list(const py::handle& value, const std::string& name);
-
-/// A JtacGoal from a bound JtacGoal or a dict {trajectory, tips, joint_damping_per_s,
-/// absolute_force_torque_threshold} (compatibility path).
-jtac::JtacGoal jtac_goal_from(const py::handle& obj);
 
 /// TipFrames from a sequence of TipFrames or (sensor_frame, ee_frame) pairs.
 std::vector<jtac::TipFrames> tip_frames_from(const py::handle& obj);

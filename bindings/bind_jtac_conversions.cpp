@@ -1,7 +1,8 @@
 // The composed controller's binding conversions (bind_jtac.hpp): strict fixed-size arrays, poses
 // (a 4x4 homogeneous matrix, or a pair (xyz [m], quaternion [x, y, z, w]) in ROS geometry_msgs order,
 // not normalised: one not of unit length gives a matrix the goal validation refuses as "not a finite
-// rigid transform"), wrenches as (tips, 6) arrays, and the goal and tip readers. Conversion only.
+// rigid transform"), wrenches as (tips, 6) arrays, and the tips' and tip frames' readers. Conversion
+// only.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -107,58 +108,7 @@ std::vector<bool> bool_list(const py::handle& value, const std::string& name) {
   }
 }
 
-// ------------------------------------------------------------------------------------ goals as dicts
-//
-// Goals are built from their typed pieces (TrajectoryGoal, GoalPoint, TipGoal, JtacGoal; the Python
-// side's jtac_py.goals does that, defaults included). The dict forms below are a compatibility path
-// only, for the documented Controller.submit(dict) and the core's submit_goal(dict): each field as
-// given, no defaults, an unknown key named.
-
-namespace {
-
-/// A TipGoal from a bound TipGoal or a dict with the same field names (compatibility path).
-jtac::TipGoal tip_from(const py::handle& item, std::size_t index) {
-  if (py::isinstance<jtac::TipGoal>(item)) {
-    return item.cast<jtac::TipGoal>();
-  }
-  const std::string where = "tips[" + std::to_string(index) + "]";
-  if (!py::isinstance<py::dict>(item)) {
-    throw std::invalid_argument(where + " must be a TipGoal or a dict");
-  }
-  jtac::TipGoal tip;
-  for (const auto& [key_obj, value] : item.cast<py::dict>()) {
-    const auto key = key_obj.cast<std::string>();
-    if (key == "end_effector_frame") {
-      tip.end_effector_frame = value.cast<std::string>();
-    } else if (key == "mass") {
-      tip.mass = double_list(value, where + ".mass");
-    } else if (key == "stiffness") {
-      tip.stiffness = double_list(value, where + ".stiffness");
-    } else if (key == "damping") {
-      tip.damping = double_list(value, where + ".damping");
-    } else if (key == "selected_axes") {
-      tip.selected_axes = bool_list(value, where + ".selected_axes");
-    } else if (key == "ee_pose_control") {
-      tip.T_ee_control = pose_from(value, where + ".ee_pose_control");
-    } else if (key == "end_effector_mass_kg") {
-      tip.end_effector_mass_kg = value.cast<double>();
-    } else if (key == "end_effector_cog_m") {
-      tip.end_effector_cog_m = double_list(value, where + ".end_effector_cog_m");
-    } else if (key == "absolute_force_torque_threshold") {
-      tip.absolute_force_torque_threshold = double_list(value, where + ".absolute_force_torque_threshold");
-    } else {
-      throw std::invalid_argument(where + ": unknown key '" + key +
-                                  "' (end_effector_frame, mass, stiffness, damping, selected_axes, "
-                                  "ee_pose_control, end_effector_mass_kg, end_effector_cog_m, "
-                                  "absolute_force_torque_threshold)");
-    }
-  }
-  return tip;
-}
-
-}  // namespace
-
-/// TipGoals from None (none) or a sequence of TipGoals or dicts (compatibility path).
+/// TipGoals from None (none) or a sequence of TipGoals; TypeError naming the tip otherwise.
 std::vector<jtac::TipGoal> tip_goals_from(const py::handle& obj) {
   std::vector<jtac::TipGoal> tips;
   if (obj.is_none()) {
@@ -166,43 +116,14 @@ std::vector<jtac::TipGoal> tip_goals_from(const py::handle& obj) {
   }
   std::size_t i = 0;
   for (const auto& item : obj) {
-    tips.push_back(tip_from(item, i++));
+    if (!py::isinstance<jtac::TipGoal>(item)) {
+      throw py::type_error("tips[" + std::to_string(i) + "] must be a TipGoal, got " +
+                           std::string(py::str(py::type::handle_of(item).attr("__name__"))));
+    }
+    tips.push_back(item.cast<jtac::TipGoal>());
+    ++i;
   }
   return tips;
-}
-
-/// A JtacGoal from a bound JtacGoal or a dict {trajectory, tips, joint_damping_per_s,
-/// absolute_force_torque_threshold} (compatibility path).
-jtac::JtacGoal jtac_goal_from(const py::handle& obj) {
-  if (py::isinstance<jtac::JtacGoal>(obj)) {
-    return obj.cast<jtac::JtacGoal>();
-  }
-  if (!py::isinstance<py::dict>(obj)) {
-    throw std::invalid_argument("goal must be a JtacGoal or a dict");
-  }
-  jtac::JtacGoal goal;
-  bool has_trajectory = false;
-  for (const auto& [key_obj, value] : obj.cast<py::dict>()) {
-    const auto key = key_obj.cast<std::string>();
-    if (key == "trajectory") {
-      goal.trajectory = goal_from(value);
-      has_trajectory = true;
-    } else if (key == "tips") {
-      goal.tips = tip_goals_from(value);
-    } else if (key == "joint_damping_per_s") {
-      goal.joint_damping_per_s = value.cast<double>();
-    } else if (key == "absolute_force_torque_threshold") {
-      goal.absolute_force_torque_threshold = double_list(value, "absolute_force_torque_threshold");
-    } else {
-      throw std::invalid_argument(
-          "goal: unknown key '" + key +
-          "' (trajectory, tips, joint_damping_per_s, absolute_force_torque_threshold)");
-    }
-  }
-  if (!has_trajectory) {
-    throw std::invalid_argument("goal: 'trajectory' is missing");
-  }
-  return goal;
 }
 
 /// TipFrames from a sequence of TipFrames or (sensor_frame, ee_frame) pairs.

@@ -96,28 +96,15 @@ void bind_jtac_goals(py::module_& m) {
            py::arg("trajectory"), py::kw_only(), py::arg("tips") = std::vector<jtac::TipGoal>{},
            py::arg("joint_damping_per_s") = goal_defaults.joint_damping_per_s,
            py::arg("absolute_force_torque_threshold") = py::none(),
-           "From its typed pieces: a TrajectoryGoal and TipGoal objects (jtac_py.goals builds them)")
-      .def(py::init([](const py::object& trajectory, const py::object& tips, double joint_damping_per_s,
-                       const py::object& absolute_force_torque_threshold) {
-             jtac::JtacGoal g;
-             g.trajectory = goal_from(trajectory);
-             g.tips = tip_goals_from(tips);
-             g.joint_damping_per_s = joint_damping_per_s;
-             g.absolute_force_torque_threshold =
-                 double_list(absolute_force_torque_threshold, "absolute_force_torque_threshold");
-             return g;
-           }),
-           py::arg("trajectory"), py::kw_only(), py::arg("tips") = py::none(),
-           py::arg("joint_damping_per_s") = goal_defaults.joint_damping_per_s,
-           py::arg("absolute_force_torque_threshold") = py::none(),
-           "Compatibility path: trajectory a TrajectoryGoal or its dict, tips TipGoal objects or dicts with "
-           "the same fields (as given, no defaults)")
+           "From its typed pieces: a TrajectoryGoal and TipGoal objects (jtac_py.goals builds them, from "
+           "a mapping too)")
       .def_property(
           "trajectory", [](const jtac::JtacGoal& g) { return g.trajectory; },
-          [](jtac::JtacGoal& g, const py::object& v) { g.trajectory = goal_from(v); })
+          [](jtac::JtacGoal& g, const jtac::TrajectoryGoal& v) { g.trajectory = v; })
       .def_property(
           "tips", [](const jtac::JtacGoal& g) { return g.tips; },
-          [](jtac::JtacGoal& g, const py::object& v) { g.tips = tip_goals_from(v); })
+          [](jtac::JtacGoal& g, const py::object& v) { g.tips = tip_goals_from(v); },
+          "TipGoal objects (a copy: assign a whole list)")
       .def_readwrite("joint_damping_per_s", &jtac::JtacGoal::joint_damping_per_s, "[1/s], >= 0")
       .def_property(
           "absolute_force_torque_threshold",

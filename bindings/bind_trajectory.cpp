@@ -134,10 +134,10 @@ void bind_controller(py::module_& m) {
            "Publishes new run-time parameters; returns '' or the validation message")
       .def(
           "submit_goal",
-          [](jtac::TrajectoryController& c, const py::object& goal, double now_s) {
-            return c.submit_goal(goal_from(goal), now_s);
+          [](jtac::TrajectoryController& c, const jtac::TrajectoryGoal& goal, double now_s) {
+            return c.submit_goal(goal, now_s);
           },
-          py::arg("goal"), py::arg("now_s"), "Validates and queues a goal (TrajectoryGoal or dict)")
+          py::arg("goal"), py::arg("now_s"), "Validates and queues a TrajectoryGoal")
       .def("request_cancel", &jtac::TrajectoryController::request_cancel, py::arg("goal_id"))
       .def(
           "poll_events",

@@ -212,11 +212,12 @@ class Controller(LoopView):
         """Submits a prepared core goal: a ``_native.JtacGoal`` (``jtac_py.goals.jtac_goal`` builds
         one with the defaults of follow(); the ROS node converts its messages to one), or, kept for
         compatibility, the dict of its constructor's arguments (trajectory, tips,
-        joint_damping_per_s, absolute_force_torque_threshold; fields as given, no defaults). Returns
-        the handle; a rejected goal's handle is already resolved with the core's code and message
-        (INVALID_STATE while a stream or custom law holds the arm)."""
+        joint_damping_per_s, absolute_force_torque_threshold; fields as given, no defaults;
+        ``jtac_py.goals.as_jtac_goal`` types it). Returns the handle; a rejected goal's handle is
+        already resolved with the core's code and message (INVALID_STATE while a stream or custom law
+        holds the arm)."""
         self._require_started()
-        return self._intake.submit(_native.JtacGoal(**goal) if isinstance(goal, Mapping) else goal)
+        return self._intake.submit(goal)
 
     def cancel(self) -> None:
         """Cancels every goal not finished yet (each stops in minimum time; results follow)."""

@@ -76,7 +76,9 @@ class GoalIntake:
         return self.submit(goal)
 
     def submit(self, goal: Any) -> GoalHandle:
-        """The goal's handle: registered with the pump, or already resolved when refused."""
+        """The goal's handle: registered with the pump, or already resolved when refused. `goal`: a
+        JtacGoal or the mapping of its constructor's arguments (``goals.as_jtac_goal``)."""
+        goal = goals.as_jtac_goal(goal)
         with self._pump.lock:
             tenant = self._slot.tenant
             if tenant is not None:

@@ -38,6 +38,7 @@ from jtac_py import _native
 __all__ = [
     "TIP_KEYS",
     "Trajectory",
+    "as_jtac_goal",
     "build_tip_goal",
     "critical_damping",
     "jtac_goal",
@@ -160,22 +161,46 @@ def _unknown_key(where: str, key: Any, known: Sequence[str]) -> ValueError:
     return ValueError(f"{where}: unknown key '{key}' ({', '.join(known)})")
 
 
-def _goal_point(point: Any, index: int) -> Any:
-    """A GoalPoint from a GoalPoint or a dict (the core's field names or a ROS point's)."""
-    if isinstance(point, _native.GoalPoint):
-        return point
-    where = f"trajectory.points[{index}]"
-    if not isinstance(point, Mapping):
-        raise TypeError(f"{where} must be a dict, got {type(point).__name__}")
-    fields = {_ROS_POINT_KEYS.get(k, k): v for k, v in point.items()}
+def _check_keys(fields: Mapping[str, Any], where: str, known: Sequence[str]) -> None:
     for key in fields:
-        if key not in _POINT_KEYS:
-            raise _unknown_key(where, key, _POINT_KEYS)
-    time_s = float(fields.pop("time_from_start_s", 0.0))
+        if key not in known:
+            raise _unknown_key(where, key, known)
+
+
+def _typed(cls: Any, fields: Mapping[str, Any], where: str, known: Sequence[str]) -> Any:
+    """``cls(**fields)`` (a bound goal type) once every key is one of `known`; ValueError naming
+    `where` and the key otherwise, and `where` before the field in the constructor's ValueError."""
+    _check_keys(fields, where, known)
     try:
-        return _native.GoalPoint(time_s, fields.pop("positions_rad", None), **fields)
+        return cls(**fields)
     except ValueError as error:
         raise ValueError(f"{where}.{error}") from None
+
+
+def _goal_point(point: Any, where: str) -> Any:
+    """A GoalPoint from a GoalPoint or a dict (the core's field names or a ROS point's); an absent
+    time or position is the C++ struct's (0 s, none: the core's validation names it)."""
+    if isinstance(point, _native.GoalPoint):
+        return point
+    if not isinstance(point, Mapping):
+        raise TypeError(f"{where} must be a GoalPoint or a dict, got {type(point).__name__}")
+    fields = {_ROS_POINT_KEYS.get(k, k): v for k, v in point.items()}
+    _check_keys(fields, where, _POINT_KEYS)
+    fields.setdefault("time_from_start_s", 0.0)
+    fields.setdefault("positions_rad", None)
+    return _typed(_native.GoalPoint, fields, where, _POINT_KEYS)
+
+
+def _trajectory_of(trajectory: Mapping[str, Any], where: str, joint_names: Sequence[str]) -> Any:
+    """A TrajectoryGoal from the mapping of its fields (points: _goal_point); joint_names when the
+    mapping has none."""
+    fields = dict(trajectory)
+    _check_keys(fields, where, _TRAJECTORY_KEYS)
+    names = fields.get("joint_names")
+    fields["joint_names"] = list(joint_names if names is None else names)
+    points = fields.get("points") or []
+    fields["points"] = [_goal_point(p, f"{where}.points[{i}]") for i, p in enumerate(points)]
+    return _typed(_native.TrajectoryGoal, fields, where, _TRAJECTORY_KEYS)
 
 
 def trajectory_goal(trajectory: Any, joint_names: Sequence[str]) -> Any:
@@ -188,13 +213,7 @@ def trajectory_goal(trajectory: Any, joint_names: Sequence[str]) -> Any:
         return trajectory
     if not isinstance(trajectory, Mapping):
         raise TypeError(f"trajectory must be a Trajectory or a dict, got {type(trajectory).__name__}")
-    fields = dict(trajectory)
-    for key in fields:
-        if key not in _TRAJECTORY_KEYS:
-            raise _unknown_key("trajectory", key, _TRAJECTORY_KEYS)
-    names = fields.pop("joint_names", None)
-    points = [_goal_point(p, i) for i, p in enumerate(fields.pop("points", None) or [])]
-    return _native.TrajectoryGoal(list(joint_names) if names is None else list(names), points, **fields)
+    return _trajectory_of(trajectory, "trajectory", joint_names)
 
 
 def per_joint(value: Any, name: str, joints: Sequence[str]) -> list[float]:
@@ -292,9 +311,7 @@ def tip_goal(admittance: Any, index: int = 0) -> Any:
         return admittance
     if not isinstance(admittance, Mapping):
         raise TypeError(f"tips[{index}] must be a TipGoal or a dict, got {type(admittance).__name__}")
-    for key in admittance:
-        if key not in TIP_KEYS:
-            raise _unknown_key(f"tips[{index}]", key, TIP_KEYS)
+    _check_keys(admittance, f"tips[{index}]", TIP_KEYS)
     return build_tip_goal(**admittance, index=index)
 
 
@@ -336,3 +353,31 @@ def jtac_goal(
         _set_tolerances(copy, tolerances)
         goal.trajectory = copy
     return goal
+
+
+#: The arguments of ``_native.JtacGoal``'s constructor.
+_JTAC_GOAL_KEYS = ("trajectory", "tips", "joint_damping_per_s", "absolute_force_torque_threshold")
+
+
+def as_jtac_goal(goal: Any) -> Any:
+    """The ``_native.JtacGoal`` that ``Controller.submit`` takes: a JtacGoal as is, or the mapping of
+    its constructor's arguments with each field as given (none of follow()'s defaults; an absent
+    field is the C++ struct's): trajectory a TrajectoryGoal or the mapping of its fields, points
+    GoalPoints or theirs; tips TipGoals or mappings of TIP_KEYS. ValueError naming where and the key
+    for an unknown key or a missing trajectory; TypeError for a goal of another type."""
+    if isinstance(goal, _native.JtacGoal):
+        return goal
+    if not isinstance(goal, Mapping):
+        raise TypeError(f"goal must be a JtacGoal or a dict, got {type(goal).__name__}")
+    _check_keys(goal, "goal", _JTAC_GOAL_KEYS)
+    if "trajectory" not in goal:
+        raise ValueError("goal: 'trajectory' is missing")
+    fields = dict(goal)
+    if isinstance(fields["trajectory"], Mapping):
+        fields["trajectory"] = _trajectory_of(fields["trajectory"], "goal.trajectory", [])
+    tips = fields.get("tips") or []
+    fields["tips"] = [
+        t if isinstance(t, _native.TipGoal) else _typed(_native.TipGoal, t, f"tips[{i}]", TIP_KEYS)
+        for i, t in enumerate(tips)
+    ]
+    return _typed(_native.JtacGoal, fields, "goal", _JTAC_GOAL_KEYS)

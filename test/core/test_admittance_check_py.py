@@ -152,17 +152,11 @@ def _controller(rate_hz, check=True):
 
 def _goal(mass, stiffness, damping):
     q = list(robots.robot_spec(ROBOT).q_home_rad)
-    return {
-        "trajectory": {"joint_names": JOINTS, "points": [{"positions_rad": q, "time_from_start_s": 1.0}]},
-        "tips": [
-            {
-                "mass": [mass] * 6,
-                "stiffness": [stiffness] * 6,
-                "damping": [damping] * 6,
-                "selected_axes": LINEAR,
-            }
-        ],
-    }
+    tip = _native.TipGoal(
+        mass=[mass] * 6, stiffness=[stiffness] * 6, damping=[damping] * 6, selected_axes=LINEAR
+    )
+    trajectory = _native.TrajectoryGoal(JOINTS, [_native.GoalPoint(1.0, q)])
+    return _native.JtacGoal(trajectory, tips=[tip])
 
 
 def test_intake_rejects_and_warns_exactly_as_check_says():

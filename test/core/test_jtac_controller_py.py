@@ -65,13 +65,13 @@ def _rotation_vector(rotation):
 def _compliant(mass, stiffness, zeta=1.0, axes=LINEAR, **fields):
     mass = np.broadcast_to(np.asarray(mass, dtype=float), (6,))
     stiffness = np.broadcast_to(np.asarray(stiffness, dtype=float), (6,))
-    return {
-        "mass": list(mass),
-        "stiffness": list(stiffness),
-        "damping": list(2.0 * zeta * np.sqrt(mass * stiffness)),
-        "selected_axes": list(axes),
+    return jtac.TipGoal(
+        mass=list(mass),
+        stiffness=list(stiffness),
+        damping=list(2.0 * zeta * np.sqrt(mass * stiffness)),
+        selected_axes=list(axes),
         **fields,
-    }
+    )
 
 
 class Loop:
@@ -104,22 +104,8 @@ class Loop:
 
     def hold(self, duration_s, tips=None, **fields):
         """A goal that holds the current reference for duration_s."""
-        goal = {
-            "trajectory": {
-                "joint_names": JOINTS,
-                "points": [
-                    {
-                        "time_from_start_s": duration_s,
-                        "positions_rad": list(self.out.reference_position_rad),
-                        "velocities_rad_s": [0.0] * 7,
-                    }
-                ],
-            },
-            **fields,
-        }
-        if tips is not None:
-            goal["tips"] = tips
-        return goal
+        point = jtac.GoalPoint(duration_s, list(self.out.reference_position_rad), [0.0] * 7)
+        return jtac.JtacGoal(jtac.TrajectoryGoal(JOINTS, [point]), tips=tips or [], **fields)
 
     def submit(self, goal):
         result = self.ctrl.submit_goal(goal, self.t)
@@ -312,9 +298,7 @@ def test_two_tips_on_a_dual_arm_each_deflect_by_their_own_stiffness():
         ),
         _compliant(5.0, 500.0, axes=[True, False, False, False, False, False], end_effector_frame="fr3_ee"),
     ]
-    goal = jtac.JtacGoal(
-        {"joint_names": joints, "points": [{"time_from_start_s": 4.0, "positions_rad": list(q)}]}, tips=tips
-    )
+    goal = jtac.JtacGoal(jtac.TrajectoryGoal(joints, [jtac.GoalPoint(4.0, list(q))]), tips=tips)
     assert ctrl.submit_goal(goal, t).code == jtac.ResultCode.SUCCESSFUL
     wrenches[0] = [5.0, 3.0, 0.0, 0.0, 0.0, 0.0]  # fr3: x compliant, y held
     wrenches[1] = [0.0, 0.0, 4.0, 1.0, 0.0, 0.0]  # panda: z compliant, rx held
@@ -634,16 +618,38 @@ def _rejection(mutate, sensor=True):
     return result.message
 
 
-def _set_tip(key, value, tip=0):
+def _edit_tips(edit):
+    """A mutation of the goal's tips: JtacGoal.tips is a copy, edited and then assigned whole."""
+
     def mutate(goal):
-        goal["tips"][tip][key] = value
+        tips = goal.tips
+        edit(tips)
+        goal.tips = tips
 
     return mutate
 
 
+def _set_tip(**fields):
+    def edit(tips):
+        for key, value in fields.items():
+            setattr(tips[0], key, value)
+
+    return _edit_tips(edit)
+
+
 def _set_tip_item(key, index, value):
+    def edit(tips):
+        values = getattr(tips[0], key)
+        values[index] = value
+        setattr(tips[0], key, values)
+
+    return _edit_tips(edit)
+
+
+def _set_goal(**fields):
     def mutate(goal):
-        goal["tips"][0][key][index] = value
+        for key, value in fields.items():
+            setattr(goal, key, value)
 
     return mutate
 
@@ -663,50 +669,50 @@ def _set_tip_item(key, index, value):
             _set_tip_item("damping", 5, math.nan),
             "admittance_parameters.damping[5] (rz) = nan: must be finite and >= 0",
         ),
-        (_set_tip("mass", [5.0] * 5), "admittance_parameters.mass has 5 values, expected 6 [x y z rx ry rz]"),
+        (_set_tip(mass=[5.0] * 5), "admittance_parameters.mass has 5 values, expected 6 [x y z rx ry rz]"),
         (
-            _set_tip("selected_axes", [True, True, False]),
+            _set_tip(selected_axes=[True, True, False]),
             "admittance_parameters.selected_axes has 3 values, expected 6 [x y z rx ry rz]",
         ),
         (
-            _set_tip("end_effector_frame", "fr3_hand"),
+            _set_tip(end_effector_frame="fr3_hand"),
             "admittance_parameters.end_effector_frame = 'fr3_hand' is not one of the ee_frames [fr3_ee]",
         ),
         (
-            _set_tip("end_effector_mass_kg", 1.0),
+            _set_tip(end_effector_mass_kg=1.0),
             "admittance_parameters.end_effector_cog has 0 values, expected 3 (x y z in the ee frame)",
         ),
         (
-            _set_tip("end_effector_mass_kg", -1.0),
+            _set_tip(end_effector_mass_kg=-1.0),
             "admittance_parameters.end_effector_mass = -1: must be finite and >= 0",
         ),
         (
-            lambda g: g["tips"][0].update(end_effector_mass_kg=1.0, end_effector_cog_m=[0.0, math.inf, 0.0]),
+            _set_tip(end_effector_mass_kg=1.0, end_effector_cog_m=[0.0, math.inf, 0.0]),
             "admittance_parameters.end_effector_cog[1] = inf: must be finite",
         ),
         (
-            _set_tip("absolute_force_torque_threshold", [45, 45, 45, 10, 0, 10]),
+            _set_tip(absolute_force_torque_threshold=[45, 45, 45, 10, 0, 10]),
             "admittance_parameters.absolute_force_torque_threshold[4] (Ty) = 0: must be > 0",
         ),
         (
-            lambda g: g.update(absolute_force_torque_threshold=[45, 45, math.nan, 10, 10, 10]),
+            _set_goal(absolute_force_torque_threshold=[45, 45, math.nan, 10, 10, 10]),
             "absolute_force_torque_threshold[2] (Fz) = nan: must be > 0",
         ),
         (
-            lambda g: g.update(absolute_force_torque_threshold=[45, 45, 45]),
+            _set_goal(absolute_force_torque_threshold=[45, 45, 45]),
             "absolute_force_torque_threshold has 3 values, expected 6 [Fx Fy Fz Tx Ty Tz] or none",
         ),
         (
-            _set_tip("ee_pose_control", ((0.0, 0.0, 0.1), (0.0, 0.0, 0.0, 2.0))),  # |q| = 2
+            _set_tip(ee_pose_control=((0.0, 0.0, 0.1), (0.0, 0.0, 0.0, 2.0))),  # |q| = 2
             "admittance_parameters.ee_pose_control is not a finite rigid transform "
             "(is the orientation a unit quaternion?)",
         ),
         (
-            lambda g: g.update(joint_damping_per_s=-0.5),
+            _set_goal(joint_damping_per_s=-0.5),
             "admittance_parameters.joint_damping = -0.5: must be finite and >= 0",
         ),
         (
-            lambda g: g["tips"].append(_compliant(5.0, 500.0)),
+            _edit_tips(lambda tips: tips.append(_compliant(5.0, 500.0))),
             "admittance: 2 tips given, this controller has 1 (ee_frames)",
         ),
     ],
@@ -718,24 +724,18 @@ def test_goal_validation_names_the_field_and_the_axis(mutate, message):
 def test_second_tip_is_named_additional_tips_and_a_tip_named_twice_is_refused():
     ctrl = _dual_arm_controller()
     ctrl.update(1.0, DT, DUAL_Q_HOME, np.zeros(14), np.zeros((2, 6)))
-    points = [{"time_from_start_s": 1.0, "positions_rad": list(DUAL_Q_HOME)}]
+    trajectory = jtac.TrajectoryGoal(DUAL_JOINTS, [jtac.GoalPoint(1.0, list(DUAL_Q_HOME))])
     bad_mass = _compliant(5.0, 500.0, axes=[False, False, True, False, False, False])
-    bad_mass["mass"][2] = -2.0
-    result = ctrl.submit_goal(
-        {
-            "trajectory": {"joint_names": DUAL_JOINTS, "points": points},
-            "tips": [_compliant(5.0, 500.0), bad_mass],
-        },
-        1.0,
-    )
+    mass = bad_mass.mass
+    mass[2] = -2.0
+    bad_mass.mass = mass
+    result = ctrl.submit_goal(jtac.JtacGoal(trajectory, tips=[_compliant(5.0, 500.0), bad_mass]), 1.0)
     assert result.message == "additional_tips[0].mass[2] (z) = -2: must be finite and >= 0"
     twice = [
         _compliant(5.0, 500.0, end_effector_frame="panda_ee"),
         _compliant(5.0, 500.0, end_effector_frame="panda_ee"),
     ]
-    result = ctrl.submit_goal(
-        {"trajectory": {"joint_names": DUAL_JOINTS, "points": points}, "tips": twice}, 1.0
-    )
+    result = ctrl.submit_goal(jtac.JtacGoal(trajectory, tips=twice), 1.0)
     assert result.message == "additional_tips[0] names tip 'panda_ee' a second time"
 
 
@@ -745,10 +745,10 @@ def test_without_a_sensor_compliance_thresholds_and_payloads_are_refused_and_pla
         "selected_axes (admittance); send the goal without it or configure a sensor"
     )
     assert "a force/torque threshold" in _rejection(
-        lambda g: g.update(tips=[], absolute_force_torque_threshold=[1, 1, 1, 1, 1, 1]), sensor=False
+        _set_goal(tips=[], absolute_force_torque_threshold=[1, 1, 1, 1, 1, 1]), sensor=False
     )
     assert "an end_effector_mass" in _rejection(
-        lambda g: g.update(tips=[{"end_effector_mass_kg": 1.0, "end_effector_cog_m": [0, 0, 0]}]),
+        _set_goal(tips=[jtac.TipGoal(end_effector_mass_kg=1.0, end_effector_cog_m=[0, 0, 0])]),
         sensor=False,
     )
     loop = Loop(_controller(sensor=False))
@@ -781,12 +781,11 @@ def test_bindings_check_shapes_and_name_the_argument():
         jtac.TipGoal(ee_pose_control=np.eye(3))
     with pytest.raises(ValueError, match=r"ee_pose_control quaternion \[x y z w\] must have shape \(4,\)"):
         jtac.TipGoal(ee_pose_control=((0, 0, 0), (0, 0, 1)))
-    with pytest.raises(ValueError, match=r"tips\[0\]: unknown key 'stifness'"):
-        ctrl.submit_goal(
-            {"trajectory": {"joint_names": JOINTS, "points": []}, "tips": [{"stifness": [1] * 6}]}, 1.0
-        )
-    with pytest.raises(ValueError, match="goal: 'trajectory' is missing"):
-        ctrl.submit_goal({"tips": []}, 1.0)
+    # Goals are typed (a mapping is typed on the Python side: test/unit/test_goals.py).
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        ctrl.submit_goal({"trajectory": jtac.TrajectoryGoal(JOINTS, []), "tips": []}, 1.0)
+    with pytest.raises(TypeError, match=r"tips\[1\] must be a TipGoal, got dict"):
+        jtac.JtacGoal(jtac.TrajectoryGoal(JOINTS, [])).tips = [jtac.TipGoal(), {"stiffness": [1] * 6}]
     with pytest.raises(ValueError, match="mass must be a sequence of numbers"):
         jtac.TipGoal(mass="heavy")
     with pytest.raises(RuntimeError, match="call configure"):
@@ -813,7 +812,7 @@ def test_pose_as_xyz_and_quaternion_equals_the_matrix():
     tip.ee_pose_control = expected
     np.testing.assert_array_equal(tip.ee_pose_control, expected)
     goal = jtac.JtacGoal(
-        {"joint_names": JOINTS, "points": []}, tips=[tip, {"mass": [1] * 6}], joint_damping_per_s=2.0
+        jtac.TrajectoryGoal(JOINTS, []), tips=[tip, jtac.TipGoal(mass=[1] * 6)], joint_damping_per_s=2.0
     )
     assert [len(t.mass) for t in goal.tips] == [0, 6]
     assert goal.trajectory.joint_names == JOINTS
@@ -891,29 +890,27 @@ def _swing_goal(q0, duration_s, amplitude, points=60):
     """Rest-to-rest quintic swing q0 + A·sin²(π t / D) (returns to q0)."""
     w = math.pi / duration_s
     times = np.linspace(0.0, duration_s, points)
-    return {
-        "joint_names": JOINTS,
-        "points": [
-            {
-                "time_from_start_s": t,
-                "positions_rad": list(q0 + amplitude * math.sin(w * t) ** 2),
-                "velocities_rad_s": list(amplitude * w * math.sin(2.0 * w * t)),
-                "accelerations_rad_s2": list(2.0 * amplitude * w * w * math.cos(2.0 * w * t)),
-            }
-            for t in times
-        ],
-    }
+    points = [
+        jtac.GoalPoint(
+            t,
+            list(q0 + amplitude * math.sin(w * t) ** 2),
+            list(amplitude * w * math.sin(2.0 * w * t)),
+            list(2.0 * amplitude * w * w * math.cos(2.0 * w * t)),
+        )
+        for t in times
+    ]
+    return jtac.TrajectoryGoal(JOINTS, points)
 
 
 def test_joint_offset_does_not_drift_in_the_null_space_over_goals():
     loop = Loop()
     amplitude = np.array([0.3, -0.25, 0.2, -0.3, 0.3, 0.25, 0.4])
     for _ in range(8):
-        goal = {
-            "trajectory": _swing_goal(loop.out.reference_position_rad, 2.0, amplitude),
-            "tips": [_compliant(3.0, 600.0)],
-            "joint_damping_per_s": 0.5,
-        }
+        goal = jtac.JtacGoal(
+            _swing_goal(loop.out.reference_position_rad, 2.0, amplitude),
+            tips=[_compliant(3.0, 600.0)],
+            joint_damping_per_s=0.5,
+        )
         goal_id = loop.submit(goal)
         for i in range(2100):  # pushed for 1.2 s, released for the last 0.8 s and after
             t = loop.t

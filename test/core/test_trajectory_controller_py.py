@@ -41,20 +41,12 @@ def _controller(max_points=8, continuous=(), q0=(0.0, 0.0, 0.0)):
 
 def _goal(points=None, joint_names=JOINTS, **fields):
     if points is None:
-        points = [
-            {"time_from_start_s": 0.5, "positions_rad": [0.0, 0.0, 0.0]},
-            {"time_from_start_s": 1.0, "positions_rad": [0.0, 0.0, 0.0]},
-        ]
-    return {"joint_names": list(joint_names), "points": points, **fields}
+        points = [jtac.GoalPoint(0.5, [0.0, 0.0, 0.0]), jtac.GoalPoint(1.0, [0.0, 0.0, 0.0])]
+    return jtac.TrajectoryGoal(list(joint_names), points, **fields)
 
 
 def _point(t, q=(0.0, 0.0, 0.0), v=None, a=None):
-    p = {"time_from_start_s": t, "positions_rad": list(q)}
-    if v is not None:
-        p["velocities_rad_s"] = list(v)
-    if a is not None:
-        p["accelerations_rad_s2"] = list(a)
-    return p
+    return jtac.GoalPoint(t, list(q), None if v is None else list(v), None if a is None else list(a))
 
 
 def _assert_rejected(result, code, *fragments):
@@ -205,7 +197,7 @@ def test_more_points_than_capacity_are_rejected():
 def test_wrong_array_size_is_rejected(field, key, values):
     ctrl = _controller()
     points = [_point(0.5, v=(0, 0, 0), a=(0, 0, 0)), _point(1.0, v=(0, 0, 0), a=(0, 0, 0))]
-    points[1][key] = values
+    setattr(points[1], key, values)
     result = ctrl.submit_goal(_goal(points), 1.0)
     _assert_rejected(
         result,
@@ -231,7 +223,9 @@ def test_non_finite_value_is_rejected_naming_point_joint_and_value(field, key, b
     names = ["wrist", "elbow", "shoulder"]
     points = [_point(0.5, v=(0, 0, 0), a=(0, 0, 0)) for _ in range(1)]
     points += [_point(1.0, v=(0, 0, 0), a=(0, 0, 0)), _point(1.5, v=(0, 0, 0), a=(0, 0, 0))]
-    points[2][key][1] = bad
+    values = getattr(points[2], key)  # a copy: assigned back whole
+    values[1] = bad
+    setattr(points[2], key, values)
     result = ctrl.submit_goal(_goal(points, joint_names=names), 1.0)
     _assert_rejected(
         result, jtac.ResultCode.INVALID_GOAL, f"trajectory.points[2].{field}[1]", "'elbow'", str(bad)
@@ -491,16 +485,15 @@ def test_deactivate_aborts_the_active_goal_with_invalid_state():
     assert events[-1].detail == jtac.EventDetail.DEACTIVATED
 
 
-def test_goal_dicts_are_checked_strictly():
+def test_submit_goal_takes_a_trajectory_goal_only():
+    # A mapping is typed on the Python side (jtac_py.goals; test/unit/test_goals.py checks that path).
     ctrl = _controller()
-    with pytest.raises(ValueError, match="unknown key 'position'"):
-        ctrl.submit_goal(_goal([{"time_from_start_s": 1.0, "position": [0, 0, 0]}]), 1.0)
-    with pytest.raises(ValueError, match="goal: unknown key 'tolerance'"):
-        ctrl.submit_goal(_goal(tolerance=[1.0]), 1.0)
-    with pytest.raises(ValueError, match=r"points\[0\]\.positions_rad must be a sequence of numbers"):
-        ctrl.submit_goal(_goal([{"time_from_start_s": 1.0, "positions_rad": "abc"}]), 1.0)
-    with pytest.raises(ValueError, match="goal must be a TrajectoryGoal or a dict"):
+    with pytest.raises(TypeError, match="incompatible function arguments"):
         ctrl.submit_goal([1, 2, 3], 1.0)
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        ctrl.submit_goal({"joint_names": JOINTS, "points": []}, 1.0)
+    with pytest.raises(ValueError, match=r"positions_rad must be a sequence of numbers, got str"):
+        jtac.GoalPoint(1.0, "abc")
 
 
 def test_trajectory_and_stop_bindings_check_sizes():

@@ -377,7 +377,7 @@ def test_stitching_keeps_the_command_continuous(case):
     t = 1.0
     out = ctrl.update(t, DT_S, q0, np.zeros(n))
     log = [out]
-    first_id = ctrl.submit_goal({"joint_names": names, "points": first}, t).goal_id
+    first_id = ctrl.submit_goal(jtac.TrajectoryGoal(names, [jtac.GoalPoint(**p) for p in first]), t).goal_id
     assert first_id == 1
     t, out = _perfect_robot(ctrl, t, out, stitch_cycle, log)
     assert out.mode == jtac.ControllerMode.EXECUTING and out.goal_id == first_id
@@ -406,7 +406,7 @@ def test_stitching_keeps_the_command_continuous(case):
         points.append({**point, "positions_rad": (q_ref + 0.3 * v_ref + point["positions_rad"]).tolist()})
     duration_s = later[-1]["time_from_start_s"]
     second = ctrl.submit_goal(
-        {"joint_names": names, "points": points, "start_time_s": t if stamped else 0.0}, t
+        jtac.TrajectoryGoal(names, [jtac.GoalPoint(**p) for p in points], t if stamped else 0.0), t
     )
     assert second.code == jtac.ResultCode.SUCCESSFUL and second.goal_id == 2, second
     stitch_index = len(log)

@@ -395,16 +395,12 @@ def test_an_unreadable_urdf_path_is_a_parameter_error_naming_it(tmp_path, kind):
 
 
 # ---------------------------------------------------------------------------------------------- controller
-def _two_point_goal(joints: list[str], start: np.ndarray, end: np.ndarray, duration_s: float) -> dict:
-    return {
-        "trajectory": {
-            "joint_names": joints,
-            "points": [
-                {"time_from_start_s": 0.0, "positions_rad": list(start), "velocities_rad_s": [0.0] * 7},
-                {"time_from_start_s": duration_s, "positions_rad": list(end), "velocities_rad_s": [0.0] * 7},
-            ],
-        }
-    }
+def _two_point_goal(joints: list[str], start: np.ndarray, end: np.ndarray, duration_s: float) -> object:
+    points = [
+        _native.GoalPoint(0.0, list(start), [0.0] * 7),
+        _native.GoalPoint(duration_s, list(end), [0.0] * 7),
+    ]
+    return _native.JtacGoal(_native.TrajectoryGoal(joints, points))
 
 
 @pytest.mark.parametrize("robot", ["fr3", "panda"])
@@ -442,8 +438,8 @@ def test_make_controller_uses_the_stop_accelerations_and_tolerances_it_was_given
     q = np.array(robots.robot_spec("fr3").q_home_rad)
     ctrl.update(1.0, DT_S, q, np.zeros(7))
     # A goal with more points than max_trajectory_points (16) is refused: the capacity arrived.
-    points = [{"time_from_start_s": 0.1 * (i + 1), "positions_rad": list(q)} for i in range(17)]
-    goal = {"trajectory": {"joint_names": FR3_JOINTS, "points": points}}
+    points = [_native.GoalPoint(0.1 * (i + 1), list(q)) for i in range(17)]
+    goal = _native.JtacGoal(_native.TrajectoryGoal(FR3_JOINTS, points))
     result = ctrl.submit_goal(goal, 1.0)
     assert result.code == _native.ResultCode.INVALID_GOAL
     assert "17" in result.message and "16" in result.message

@@ -112,3 +112,56 @@ def test_the_typed_tip_builder_holds_the_defaults_a_dict_gets():
     assert goals.build_tip_goal(mass=[1.0] * 6, stiffness=[100.0] * 6, selected_axes=[]).selected_axes == []
     with pytest.raises(ValueError, match=r"tips\[2\].ee_pose_control must have shape \(4, 4\)"):
         goals.build_tip_goal(ee_pose_control=np.eye(3), index=2)
+
+
+# ------------------------------------------------------------------ Controller.submit's mapping
+
+
+def _trajectory_fields(points=None, **fields):
+    if points is None:
+        points = [{"time_from_start_s": 0.5, "positions_rad": [0.0, 0.0]}]
+    return {"joint_names": JOINTS, "points": points, **fields}
+
+
+def test_a_goal_mapping_becomes_the_typed_goal_with_its_fields_as_given():
+    goal = goals.as_jtac_goal(
+        {
+            "trajectory": _trajectory_fields(start_time_s=2.0, goal_tolerance_rad=[0.1, 0.2]),
+            "tips": [{"mass": [1.0] * 6, "stiffness": [100.0] * 6}, _native.TipGoal(end_effector_frame="ee")],
+            "joint_damping_per_s": 0.5,
+            "absolute_force_torque_threshold": [30.0] * 6,
+        }
+    )
+    assert isinstance(goal, _native.JtacGoal)
+    assert goal.trajectory.joint_names == JOINTS and goal.trajectory.start_time_s == 2.0
+    assert goal.trajectory.goal_tolerance_rad == [0.1, 0.2]
+    assert [(p.time_from_start_s, p.positions_rad) for p in goal.trajectory.points] == [(0.5, [0.0, 0.0])]
+    # No defaults of follow(): no critical damping, no selected axes.
+    assert goal.tips[0].damping == [] and goal.tips[0].selected_axes == []
+    assert goal.tips[1].end_effector_frame == "ee"
+    assert goal.joint_damping_per_s == 0.5 and goal.absolute_force_torque_threshold == [30.0] * 6
+    # Absent fields are the core struct's; a typed goal goes through as it is.
+    plain = goals.as_jtac_goal({"trajectory": _native.TrajectoryGoal(JOINTS, [])})
+    assert plain.tips == [] and plain.absolute_force_torque_threshold == []
+    assert goals.as_jtac_goal(plain) is plain
+
+
+def test_a_goal_mapping_is_checked_strictly():
+    with pytest.raises(ValueError, match=r"points\[0\]: unknown key 'position'"):
+        goals.as_jtac_goal(
+            {"trajectory": _trajectory_fields([{"time_from_start_s": 1.0, "position": [0, 0]}])}
+        )
+    with pytest.raises(ValueError, match=r"goal\.trajectory: unknown key 'tolerance'"):
+        goals.as_jtac_goal({"trajectory": _trajectory_fields(tolerance=[1.0])})
+    with pytest.raises(ValueError, match="goal: unknown key 'tolerance'"):
+        goals.as_jtac_goal({"trajectory": _trajectory_fields(), "tolerance": [1.0]})
+    with pytest.raises(ValueError, match=r"points\[0\]\.positions_rad must be a sequence of numbers"):
+        goals.as_jtac_goal(
+            {"trajectory": _trajectory_fields([{"time_from_start_s": 1.0, "positions_rad": "abc"}])}
+        )
+    with pytest.raises(ValueError, match=r"tips\[0\]: unknown key 'stifness'"):
+        goals.as_jtac_goal({"trajectory": _trajectory_fields([]), "tips": [{"stifness": [1] * 6}]})
+    with pytest.raises(ValueError, match="goal: 'trajectory' is missing"):
+        goals.as_jtac_goal({"tips": []})
+    with pytest.raises(TypeError, match="goal must be a JtacGoal or a dict, got list"):
+        goals.as_jtac_goal([1, 2, 3])
