@@ -1,28 +1,15 @@
 // The conversions bind_common.hpp declares, shared by every binding file: strict joint vectors,
-// numpy output and number lists. Every array is converted strictly:
-// one-dimensional, the exact number of joints (or at most kMaxJoints where nothing fixes it),
-// otherwise ValueError naming the argument. Conversion only: no algorithm here.
+// numpy output and number lists. Every array is converted strictly: one-dimensional, the exact
+// number of joints (or at most kMaxJoints where nothing fixes it), otherwise ValueError naming the
+// argument. Conversion only: no algorithm here.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <array>
-#include <cstdint>
-#include <optional>
 #include <stdexcept>
 #include <string>
-#include <tuple>
-#include <utility>
 #include <vector>
 
-#include "jtac_core/events.hpp"
-#include "jtac_core/interpolation.hpp"
-#include "jtac_core/result_code.hpp"
-#include "jtac_core/stop_trajectory.hpp"
-#include "jtac_core/time_scaling.hpp"
-#include "jtac_core/tolerances.hpp"
-#include "jtac_core/trajectory.hpp"
-#include "jtac_core/trajectory_controller.hpp"
 #include "jtac_core/types.hpp"
 
 #include "bind_trajectory.hpp"

@@ -170,6 +170,8 @@ def _check_keys(fields: Mapping[str, Any], where: str, known: Sequence[str]) -> 
 def _typed(cls: Any, fields: Mapping[str, Any], where: str, known: Sequence[str]) -> Any:
     """``cls(**fields)`` (a bound goal type) once every key is one of `known`; ValueError naming
     `where` and the key otherwise, and `where` before the field in the constructor's ValueError."""
+    if not isinstance(fields, Mapping):
+        raise TypeError(f"{where} must be a {cls.__name__} or a dict, got {type(fields).__name__}")
     _check_keys(fields, where, known)
     try:
         return cls(**fields)

@@ -163,5 +163,7 @@ def test_a_goal_mapping_is_checked_strictly():
         goals.as_jtac_goal({"trajectory": _trajectory_fields([]), "tips": [{"stifness": [1] * 6}]})
     with pytest.raises(ValueError, match="goal: 'trajectory' is missing"):
         goals.as_jtac_goal({"tips": []})
+    with pytest.raises(TypeError, match=r"tips\[0\] must be a TipGoal or a dict, got str"):
+        goals.as_jtac_goal({"trajectory": _trajectory_fields([]), "tips": ["stiff"]})
     with pytest.raises(TypeError, match="goal must be a JtacGoal or a dict, got list"):
         goals.as_jtac_goal([1, 2, 3])
