@@ -199,7 +199,7 @@ void ControlLoop::remember_command(double time_s, double period_s) noexcept {
 }
 
 void ControlLoop::configure_thread() const {
-  jtac::rt::configure_realtime_thread("jtac::hw::ControlLoop", config_.fifo_priority, config_.cpu);
+  jtac::rt::configure_realtime_thread("jtac::loop::ControlLoop", config_.fifo_priority, config_.cpu);
 }
 
 void ControlLoop::run() noexcept {
