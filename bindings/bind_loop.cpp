@@ -104,6 +104,14 @@ void bind_stream_law(py::module_& m) {
       .value("HOLDING", jtac::loop::StreamState::kHolding)
       .value("FOLLOWING", jtac::loop::StreamState::kFollowing)
       .value("BRAKING", jtac::loop::StreamState::kBraking);
+  // The stream's defaults for Python's own signatures (Controller.stream), so that no Python constant
+  // repeats them.
+  m.attr("STREAM_DEFAULTS") = py::dict(
+      py::arg("chunk_capacity") = static_cast<std::int64_t>(stream_defaults.chunk_capacity),
+      py::arg("blend_window_s") = stream_defaults.blend_window_s,
+      py::arg("timeout_s") = stream_defaults.timeout_s, py::arg("run_out_s") = stream_defaults.run_out_s,
+      py::arg("ensemble_weight") = stream_defaults.ensemble_weight,
+      py::arg("joint_damping_per_s") = goal_defaults.joint_damping_per_s);
   py::class_<jtac::loop::StreamLaw>(m, "StreamLaw",
                                     "A control law following timed action chunks and stamped single targets "
                                     "(ControlLoop.use_law); jtac_loop/chunk_stream.hpp")

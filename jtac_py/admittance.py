@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from jtac_py import _native
+from jtac_py.goals import DEFAULT_JOINT_DAMPING_PER_S
 
 __all__ = [
     "AXIS_NAMES",
@@ -107,10 +108,8 @@ def _six(value: Any, name: str) -> np.ndarray:
     return a
 
 
-#: The core's defaults (C++ ``JtacConfig::update_rate_hz``, ``JtacGoal::joint_damping_per_s``): read
-#: from the bound structs, not repeated here.
+#: The core's default rate (C++ ``JtacConfig::update_rate_hz``), read from the bound struct.
 _DEFAULT_RATE_HZ = _native.JtacConfig([]).update_rate_hz
-_DEFAULT_JOINT_DAMPING_PER_S = _native.JtacGoal(_native.TrajectoryGoal([], [])).joint_damping_per_s
 
 
 def check(
@@ -119,7 +118,7 @@ def check(
     damping: Any = None,
     rate_hz: float = _DEFAULT_RATE_HZ,
     *,
-    joint_damping_per_s: float = _DEFAULT_JOINT_DAMPING_PER_S,
+    joint_damping_per_s: float = DEFAULT_JOINT_DAMPING_PER_S,
     selected_axes: Sequence[bool] | None = None,
 ) -> AdmittanceCheck:
     """The goal-intake stability check of one tip's admittance at ``rate_hz`` (the controller's update_rate).

@@ -6,8 +6,7 @@ runs by itself: ``step()`` advances the robot 1 ms at a time and the blocking ca
 they are done. The Controller is the API's one entry point and delegates: arms (``arms``), native
 parts (``assembly``), the loop's one law slot and its tenants (``law_slot``, ``stream_tenant``,
 ``custom_law``), goals (``goal_intake``, ``results``), events (``event_pump``), stepping
-(``lockstep``), the read side (``loop_view``). Parameters are checked by the schema
-(ParameterError), goals by the core (a rejected goal is a result).
+(``lockstep``), the read side (``loop_view``). Parameters are checked by the schema, goals by the core.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from jtac_py import _native, laws, parameters
+from jtac_py import _native, goals, laws, parameters
 from jtac_py import config as jtac_config
 from jtac_py.arms import build_arm
 from jtac_py.assembly import LIMIT_MARGIN, assemble, values_for_arm
@@ -36,6 +35,8 @@ from jtac_py.recording import RECORD_FIELDS, ControllerState, Recording
 from jtac_py.results import GoalError, GoalHandle, GoalResult, TareResult, await_result, wait_for
 from jtac_py.stream_tenant import StreamTenant, stream_law
 from jtac_py.streaming import Stream
+
+_STREAM_DEFAULTS = _native.STREAM_DEFAULTS  # C++ ChunkStreamConfig's, not repeated in Python
 
 __all__ = [
     "LIMIT_MARGIN",
@@ -165,7 +166,7 @@ class Controller(LoopView):
         tolerances: Mapping[str, Any] | None = None,
         thresholds: Sequence[float] | None = None,
         *,
-        joint_damping_per_s: float = 0.0,
+        joint_damping_per_s: float = goals.DEFAULT_JOINT_DAMPING_PER_S,
         timeout: float | None = None,
         wait: bool = True,
     ) -> GoalResult | GoalHandle:
@@ -193,7 +194,7 @@ class Controller(LoopView):
         tolerances: Mapping[str, Any] | None = None,
         thresholds: Sequence[float] | None = None,
         *,
-        joint_damping_per_s: float = 0.0,
+        joint_damping_per_s: float = goals.DEFAULT_JOINT_DAMPING_PER_S,
         timeout: float | None = None,
     ) -> GoalResult:
         """follow() for asyncio: awaits the result without blocking the event loop.
@@ -227,13 +228,13 @@ class Controller(LoopView):
     def stream(
         self,
         *,
-        blend_window_s: float = 0.1,
-        timeout_s: float = 0.5,
-        ensemble_weight: float = 1.0,
-        chunk_capacity: int = 64,
+        blend_window_s: float = _STREAM_DEFAULTS["blend_window_s"],
+        timeout_s: float = _STREAM_DEFAULTS["timeout_s"],
+        ensemble_weight: float = _STREAM_DEFAULTS["ensemble_weight"],
+        chunk_capacity: int = _STREAM_DEFAULTS["chunk_capacity"],
         admittance: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
         thresholds: Sequence[float] | None = None,
-        joint_damping_per_s: float = 0.0,
+        joint_damping_per_s: float = goals.DEFAULT_JOINT_DAMPING_PER_S,
     ) -> Stream:
         """Switches the loop from trajectory execution to a streamed target (teleoperation, a policy):
         returns a Stream (send(), send_chunk(), close()) at once; the switch follows the hand-over

@@ -329,6 +329,11 @@ def tip_goals(admittance: Any) -> list[Any]:
 # ================================================================================ goals
 
 
+#: A goal's joint damping when none is given [1/s]: the C++ ``JtacGoal``'s default, read from the
+#: bound struct (no Python constant repeats it).
+DEFAULT_JOINT_DAMPING_PER_S: float = _native.JtacGoal(_native.TrajectoryGoal([], [])).joint_damping_per_s
+
+
 def jtac_goal(
     trajectory: Any,
     joint_names: Sequence[str],
@@ -336,7 +341,7 @@ def jtac_goal(
     admittance: Any = None,
     tolerances: Mapping[str, Any] | None = None,
     thresholds: Sequence[float] | None = None,
-    joint_damping_per_s: float = 0.0,
+    joint_damping_per_s: float = DEFAULT_JOINT_DAMPING_PER_S,
 ) -> Any:
     """The ``_native.JtacGoal`` of ``Controller.follow``'s arguments (see docs/python_api.md):
     trajectory (trajectory_goal; joint_names = the controller's), admittance (tip_goals), tolerances
