@@ -141,10 +141,13 @@ def test_time_from_start_advances_at_the_speed_scale(rig):
         assert rig.run(_goal(q0, q0 + DELTA, 1.0)).error_code == Fjta.Result.SUCCESSFUL
     moving = [m for m in rig.states[n0:] if 0.1 < _seconds(m.reference.time_from_start) < 0.9]
     assert len(moving) > 10  # 0.8 s of trajectory at half speed: 1.6 s, at 10-100 Hz here
-    # The trajectory time against the controller's clock, every cycle (publication stamps jitter).
+    # The trajectory time against the controller's clock, on the cycles the recording kept
+    # (publication stamps jitter). How many there are depends on the machine's load (a loaded CI
+    # run kept 954 of the 1600 cycles of this window), the slope does not: enough rows for the fit.
     cycles = recording.data()
     inside = (cycles["trajectory_time"] > 0.1) & (cycles["trajectory_time"] < 0.9)
-    assert inside.sum() > 1000
+    span_s = cycles["time"][inside][-1] - cycles["time"][inside][0]
+    assert inside.sum() > 200 and span_s > 1.0, (inside.sum(), span_s, recording.dropped)
     slope = np.polyfit(
         cycles["time"][inside] - cycles["time"][inside][0], cycles["trajectory_time"][inside], 1
     )[0]
