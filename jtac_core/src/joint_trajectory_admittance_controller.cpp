@@ -155,9 +155,8 @@ void JointTrajectoryAdmittanceController::deactivate(double time_s) noexcept {
       report_tare(k, EventType::kTareFailed, EventDetail::kDeactivated, 0.0, time_s);
     }
   }
-  const std::uint64_t pending = trajectory_.pending_goal_id();
   trajectory_.deactivate(time_s);
-  (void)take_staged_admittance(pending);  // the engine refuses a queued goal: its set goes too
+  (void)take_staged_admittance();  // the engine refuses a queued goal: its set goes too
   external_active_.store(false, std::memory_order_release);
   last_goal_id_ = 0;
   last_mode_ = ControllerMode::kInactive;
@@ -165,16 +164,14 @@ void JointTrajectoryAdmittanceController::deactivate(double time_s) noexcept {
 }
 
 void JointTrajectoryAdmittanceController::activate(const JointVector& command_position_rad) noexcept {
-  const std::uint64_t pending = trajectory_.pending_goal_id();
   trajectory_.activate(command_position_rad);
-  (void)take_staged_admittance(pending);  // a goal queued across a deactivation is refused
+  (void)take_staged_admittance();  // a goal queued across a deactivation is refused
   on_activation();
 }
 
 void JointTrajectoryAdmittanceController::activate() noexcept {
-  const std::uint64_t pending = trajectory_.pending_goal_id();
   trajectory_.activate();
-  (void)take_staged_admittance(pending);
+  (void)take_staged_admittance();
   on_activation();
 }
 

@@ -102,17 +102,17 @@ void JointTrajectoryAdmittanceController::refuse_payload_stitch(std::uint64_t pe
   }
 }
 
-const AdmittanceGoal* JointTrajectoryAdmittanceController::take_staged_admittance(
-    std::uint64_t pending_before) noexcept {
+const AdmittanceGoal* JointTrajectoryAdmittanceController::take_staged_admittance() noexcept {
   const StagedAdmittance* staged = staged_admittance_.peek();
-  // Only the control thread consumes the engine's mailbox: a goal it held before the call and holds
-  // no longer was taken or refused in it. A set staged for a goal not yet published stays.
-  if (staged == nullptr || pending_before == 0 || staged->goal_id != pending_before ||
-      trajectory_.pending_goal_id() == pending_before) {
+  // Decided by the engine's own record, not by a look at its mailbox before the cycle: the set is
+  // staged before its goal is published, so the goal may arrive between such a look and the engine's
+  // intake. A set for a goal not yet decided stays; one the engine took goes with it; one it refused
+  // is dropped (ids rise, so at most this cycle's goal is decided and not yet settled).
+  if (staged == nullptr || staged->goal_id > trajectory_.last_consumed_goal_id()) {
     return nullptr;
   }
   const PreparedGoal* taken = trajectory_.active_goal();
-  if (taken == nullptr || taken->goal_id != pending_before) {
+  if (taken == nullptr || taken->goal_id != staged->goal_id) {
     staged_admittance_.decline();
     return nullptr;
   }
@@ -152,7 +152,7 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
   const UpdateStatus status =
       trajectory_.update(time_s, period_s, position_rad, velocity_rad_s, seams_, out.trajectory);
   // The admittance of a goal taken this cycle; a refused goal's is dropped.
-  const AdmittanceGoal* taken = pending_before != 0 ? take_staged_admittance(pending_before) : nullptr;
+  const AdmittanceGoal* taken = take_staged_admittance();
   if (out.trajectory.goal_id != last_goal_id_) {
     last_goal_id_ = out.trajectory.goal_id;
     apply_goal(last_goal_id_ != 0 ? taken : nullptr);

@@ -12,7 +12,7 @@ namespace jtac {
 void TrajectoryController::decline_goal(EventDetail detail, ResultCode code, std::uint64_t goal_id, int joint,
                                         double value, double limit, double time_s) noexcept {
   emit(EventType::kGoalAborted, detail, code, goal_id, joint, value, limit, time_s);
-  goals_.decline();
+  decline_pending();
 }
 
 void TrajectoryController::sample_active_path(double period_s, double scale_mid) noexcept {
@@ -34,7 +34,7 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
   const std::uint64_t id = goal->goal_id;
   if (cancel_goal_id_.load(std::memory_order_acquire) == id) {
     emit(EventType::kGoalCanceled, EventDetail::kCanceled, ResultCode::kSuccessful, id, -1, 0.0, 0.0, time_s);
-    goals_.decline();
+    decline_pending();
     return;
   }
   if (mode_ == ControllerMode::kStopping) {
@@ -83,7 +83,7 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
     return;
   }
   if (!check_candidate(*goal, time_s, tau_s, from_motion)) {
-    goals_.decline();
+    decline_pending();
     return;
   }
   if (from_motion) {
@@ -95,7 +95,7 @@ void TrajectoryController::handle_new_goal(double time_s, double period_s, doubl
 
 void TrajectoryController::take_goal(double time_s, std::uint64_t goal_id, double tau_s,
                                      double start_s) noexcept {
-  active_goal_ = &goals_.take();
+  active_goal_ = &take_pending();
   active_goal_id_ = goal_id;
   tau_s_ = tau_s;
   settle_elapsed_s_ = 0.0;

@@ -108,7 +108,7 @@ void TrajectoryController::activate() noexcept {
   if (PreparedGoal* stale = goals_.peek(); stale != nullptr) {
     emit(EventType::kGoalAborted, EventDetail::kDeactivated, ResultCode::kInvalidState, stale->goal_id, -1,
          0.0, 0.0, 0.0);
-    goals_.decline();
+    decline_pending();
   }
   mode_ = ControllerMode::kIdle;
   command_initialized_ = false;
@@ -135,7 +135,7 @@ void TrajectoryController::deactivate(double time_s) noexcept {
   if (PreparedGoal* queued = goals_.peek(); queued != nullptr) {
     emit(EventType::kGoalAborted, EventDetail::kDeactivated, ResultCode::kInvalidState, queued->goal_id, -1,
          0.0, 0.0, time_s);
-    goals_.decline();
+    decline_pending();
   }
   active_goal_id_ = 0;
   active_goal_ = nullptr;

@@ -212,7 +212,7 @@ class JointTrajectoryAdmittanceController {
   // After an engine call that may take or refuse its pending goal `pending_before` (held before the
   // call): that goal's staged admittance if the engine took it (valid until the next take), else null;
   // a refused goal's is dropped.
-  const AdmittanceGoal* take_staged_admittance(std::uint64_t pending_before) noexcept;
+  const AdmittanceGoal* take_staged_admittance() noexcept;
   void apply_force_torque_parameters() noexcept;
   void take_parameters() noexcept;  // new run-time parameters, at a cycle boundary
   // Every tip's F/T pipeline (tares, filter, threshold, compensation) into wrench_control_ and `out`.

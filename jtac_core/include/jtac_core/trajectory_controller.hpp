@@ -208,6 +208,11 @@ class TrajectoryController {
     return goal != nullptr ? goal->goal_id : 0;
   }
 
+  /// The id of the last goal the control thread took from the mailbox or refused there, 0 = none:
+  /// ids rise with each submission, so a goal with an id up to this one has been decided. Control
+  /// thread only.
+  std::uint64_t last_consumed_goal_id() const noexcept { return last_consumed_goal_id_; }
+
   /// The goal being executed (or waited for, settled, braked for), or null. Control thread only.
   const PreparedGoal* active_goal() const noexcept { return active_goal_; }
 
@@ -347,6 +352,19 @@ class TrajectoryController {
 
   // Crossings.
   Mailbox<PreparedGoal> goals_;
+  std::uint64_t last_consumed_goal_id_ = 0;
+  // The mailbox's pending goal refused / taken, its id remembered (last_consumed_goal_id()).
+  void decline_pending() noexcept {
+    if (const PreparedGoal* goal = goals_.peek(); goal != nullptr) {
+      last_consumed_goal_id_ = goal->goal_id;
+    }
+    goals_.decline();
+  }
+  PreparedGoal& take_pending() noexcept {
+    PreparedGoal& goal = goals_.take();
+    last_consumed_goal_id_ = goal.goal_id;
+    return goal;
+  }
   LatestValue<ControllerParameters> parameters_;
   SpscRing<Event, kEventCapacity> events_;
   std::atomic<std::uint64_t> cancel_goal_id_{0};
