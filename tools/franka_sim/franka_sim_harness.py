@@ -11,10 +11,15 @@ It is imported by path: `sys.path.insert(0, "<repo>/tools/franka_sim")`, then
   second octet of its own (test/franka 10-21, bench_franka_sim.py 40, bench_franka_faults.py 72) and
   `candidate_ips` derives the rest from the process id; never 127.0.0.1, where a developer's own
   franka-sim or robot stand-in listens.
-- `start_server` test-binds TCP 1337 on each candidate, starts the launcher there (SCHED_FIFO
-  `fifo_priority` where allowed, its own session, exiting with its parent), waits for its `READY`
-  line and moves to the next candidate when it loses a race for the address.
-- `FrankaSim`: the running server (`clients()`, `wait_no_clients()`, `probe_events()`,
+- `start_server` test-binds TCP 1337 (and 1338 with `gripper=True`) on each candidate, starts the
+  launcher there (SCHED_FIFO `fifo_priority` where allowed, its own session, exiting with its parent),
+  waits for its `READY` line and moves to the next candidate when it loses a race for the address.
+- Gripper: `start_server(..., gripper=True)` serves franka-sim's Franka Hand on 1338 of the same
+  address (`gripper_physics=True`: the MuJoCo hand, fingers moved by franka-sim's servo; else its
+  kinematic hand, every command instant; `gripper_object_width`: its virtual object between the
+  fingers [m]). franka-sim's gripper server takes one client at a time and runs each command to its
+  end before it reads the next.
+- `FrankaSim`: the running server (`clients()`, `gripper_clients()`, `wait_no_clients()`, `probe_events()`,
   `restore_link()`, `log_tail()`, `stop()`).
 - Recovery: `connect` (a Robot under a watchdog: libfranka waits for ever on a busy server) and
   `clear_reflex`.
@@ -44,6 +49,7 @@ SIM_PYTHON = VENV_SIM / "bin" / "python"
 SIM_SERVER = HERE / "sim_server.py"
 MODEL = ROOT / "test" / "franka" / "fr3_nomesh.xml"
 FCI_PORT = 1337  # libfranka connects to this port, always
+GRIPPER_PORT = 1338  # libfranka's gripper client connects to this port, always
 READY_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
 # franka-sim stands for the robot's controller, which never shares a CPU with the client: SCHED_FIFO 50
@@ -129,6 +135,9 @@ class FrankaSim:
     faults: str = ""  # the fault spec on the server's UDP link (sim_server.parse_faults)
     fifo_priority: int = 0  # the server's SCHED_FIFO priority; 0: normal priority
     log_offset: int = field(default=0, repr=False)  # where this process's lines start in log_path [bytes]
+    gripper: bool = False  # franka-sim's gripper server listens on GRIPPER_PORT of `ip`
+    gripper_physics: bool = False  # the hand is in the MuJoCo model (else franka-sim's kinematic hand)
+    gripper_object_width: float | None = None  # franka-sim's virtual object between the fingers [m]
 
     def probe_events(self) -> list[ProbeEvent]:
         """The probe's events so far, in time order (after the writer's next flush)."""
@@ -161,6 +170,10 @@ class FrankaSim:
     def wait_no_clients(self, timeout_s: float) -> bool:
         """True once no client is connected; False if one still is after timeout_s [s]."""
         return wait_no_clients(self.ip, timeout_s, self.port)
+
+    def gripper_clients(self) -> int:
+        """How many TCP clients are connected to the gripper server right now (it serves one)."""
+        return established_to(self.ip, GRIPPER_PORT) if self.gripper else 0
 
     def running(self) -> bool:
         return self.process.poll() is None
@@ -204,22 +217,35 @@ def start_server(
     probe_path: Path | None = None,
     faults: str = "",
     fifo_priority: int = SERVER_FIFO_PRIORITY,
+    gripper: bool = False,
+    gripper_physics: bool = False,
+    gripper_object_width: float | None = None,
 ) -> FrankaSim:
     """Start franka-sim on the first free candidate address and return it once it is READY.
 
     `log_path`: the file the launcher's output is appended to, or a function of the address that
     names it. `fifo_priority` 0 runs it at normal priority; a refused SCHED_FIFO also leaves it at
-    normal priority (`FrankaSim.fifo_priority` says which). Raises FrankaSimError.
+    normal priority (`FrankaSim.fifo_priority` says which). `gripper`: franka-sim's gripper server on
+    GRIPPER_PORT of the same address (`gripper_physics`, `gripper_object_width` [m]: see the module's
+    doc). Raises FrankaSimError.
     """
+    if (gripper_physics or gripper_object_width is not None) and not gripper:
+        raise ValueError("gripper_physics and gripper_object_width need gripper=True")
     flags = [] if enforce_comm_constraints else ["--no-enforce-comm-constraints"]
     flags += [] if enforce_motion_limits else ["--no-enforce-motion-limits"]
     flags += ["--probe", str(probe_path)] if probe_path is not None else []
     flags += ["--faults", faults] if faults else []
+    flags += ["--gripper"] if gripper else []
+    flags += ["--gripper-physics"] if gripper_physics else []
+    if gripper_object_width is not None:
+        flags += ["--gripper-object-width", repr(float(gripper_object_width))]
+    ports = (FCI_PORT, GRIPPER_PORT) if gripper else (FCI_PORT,)
     env = _server_env()
     failures = []
     for ip in candidate_ips(second_octet):
-        if not port_free(ip):
-            failures.append(f"{ip}:{FCI_PORT} in use")
+        taken = [port for port in ports if not port_free(ip, port)]
+        if taken:
+            failures.append(f"{ip}:{'/'.join(map(str, taken))} in use")
             continue
         log = Path(log_path(ip) if callable(log_path) else log_path)
         offset = log.stat().st_size if log.exists() else 0
@@ -236,7 +262,8 @@ def start_server(
         sim = FrankaSim(
             ip, FCI_PORT, enforce_comm_constraints, enforce_motion_limits, log, process,
             probe_path=probe_path, faults=faults, fifo_priority=fifo_priority if fifo else 0,
-            log_offset=offset,
+            log_offset=offset, gripper=gripper, gripper_physics=gripper_physics,
+            gripper_object_width=gripper_object_width,
         )  # fmt: skip
         while True:
             text = sim.log_text()
@@ -245,7 +272,7 @@ def start_server(
                 return sim
             if process.poll() is not None:
                 if "already in use" in text:  # lost a race for the address: take the next one
-                    failures.append(f"{ip}:{FCI_PORT} taken while starting")
+                    failures.append(f"{ip}:{'/'.join(map(str, ports))} taken while starting")
                     break
                 raise FrankaSimError(
                     f"franka-sim on {ip} exited with {process.returncode} before READY; "

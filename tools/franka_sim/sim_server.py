@@ -26,6 +26,14 @@ and with faults ``dropped`` / ``delayed`` / ``fault``; ``probe_stop`` last. The 
 readers ``read_probe``, ``move_to_first_command_ms`` and ``commands_lost`` (standard library only, so
 .venv's tests and benchmarks import them from here), are described in test/franka/README.md.
 
+Gripper (``--gripper``): franka-sim's Franka Hand server on port 1338 of the same address (libfranka's
+gripper protocol; one client at a time, each command run to its end before the next is read, state
+broadcast at 60 Hz). ``--gripper-physics`` grafts the hand onto the MuJoCo arm (the mesh-free
+test/franka/fr3_nomesh_hand.xml through FRANKA_HAND_MJCF) and moves the fingers with franka-sim's servo;
+without it the hand is franka-sim's kinematic one, whose every command ends at once.
+``--gripper-object-width W`` puts franka-sim's virtual object of W m between the fingers. ``READY`` is
+printed once 1338 listens too.
+
 Fault injection (``--faults SPEC``): seeded loss, delay, bursts, outages and a dead link on the UDP
 datagrams between franka-sim and the client (TCP passes untouched), in a proxy around franka-sim's UDP
 socket; ``parse_faults`` documents the language. SIGUSR1 repairs a dead link.
@@ -93,6 +101,10 @@ __all__ = [
 
 T_START = time.monotonic()
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "test" / "franka" / "fr3_nomesh.xml"
+# The physics hand grafted onto the arm's flange; without FRANKA_HAND_MJCF franka-sim would fetch the
+# Menagerie hand through robot_descriptions (refused by the audit hook).
+DEFAULT_HAND_MODEL = DEFAULT_MODEL.with_name("fr3_nomesh_hand.xml")
+GRIPPER_PORT = 1338  # libfranka's gripper client connects to this port, always
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -118,7 +130,26 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--probe", type=Path, help="append the robot-side probe's JSON lines to this file")
     p.add_argument("--faults", default="", help="fault injection on the UDP link (see parse_faults)")
+    p.add_argument(
+        "--gripper",
+        action="store_true",
+        help="serve the Franka Hand's gripper protocol on port 1338 of the same address",
+    )
+    p.add_argument(
+        "--gripper-physics",
+        action="store_true",
+        help="the hand in the MuJoCo model (FRANKA_HAND_MJCF, default fr3_nomesh_hand.xml), fingers "
+        "driven by franka-sim's servo; without it, franka-sim's kinematic hand (every command instant)",
+    )
+    p.add_argument(
+        "--gripper-object-width",
+        type=float,
+        default=None,
+        help="a virtual object of this width [m] between the fingers (franka-sim's option)",
+    )
     args = p.parse_args(argv)
+    if (args.gripper_physics or args.gripper_object_width is not None) and not args.gripper:
+        p.error("--gripper-physics and --gripper-object-width need --gripper")
     try:
         host = ipaddress.ip_address(args.host)
     except ValueError:
@@ -170,6 +201,11 @@ def main(argv=None) -> int:
     if not model.is_file():
         print(f"sim_server: FR3_MJCF={model} is not a file", file=sys.stderr, flush=True)
         return 2
+    if args.gripper_physics:
+        hand = Path(os.environ.setdefault("FRANKA_HAND_MJCF", str(DEFAULT_HAND_MODEL)))
+        if not hand.is_file():
+            print(f"sim_server: FRANKA_HAND_MJCF={hand} is not a file", file=sys.stderr, flush=True)
+            return 2
     sys.addaudithook(_audit)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
@@ -179,7 +215,8 @@ def main(argv=None) -> int:
         f"sim_server: pid {os.getpid()} host {args.host}:{args.port} model {model} "
         f"enforce_comm_constraints={args.enforce_comm_constraints} "
         f"enforce_motion_limits={args.enforce_motion_limits} "
-        f"probe={args.probe} faults={args.faults.strip()!r}",
+        f"probe={args.probe} faults={args.faults.strip()!r} gripper={args.gripper} "
+        f"gripper_physics={args.gripper_physics} gripper_object_width={args.gripper_object_width}",
         flush=True,
     )
 
@@ -199,23 +236,41 @@ def main(argv=None) -> int:
         host=args.host,
         port=args.port,
         enable_vis=False,
-        enable_gripper=False,
+        enable_gripper=args.gripper,
+        gripper_physics=args.gripper_physics,
+        gripper_object_width=args.gripper_object_width,
         physics="mujoco",
         enforce_comm_constraints=args.enforce_comm_constraints,
         enforce_motion_limits=args.enforce_motion_limits,
     )
 
     stop = threading.Event()
+    failed = threading.Event()
 
     def announce_ready() -> None:
         # start() binds the command port, compiles the model, starts the accept thread and then runs
         # the physics loop in this process's main thread; once that loop runs, clients can connect.
+        # The gripper server binds 1338 in a thread of its own, started before the physics loop.
+        gripper = server.gripper_server
         while not stop.is_set():
             sim = server.physics_sim
-            if getattr(sim, "running", False) and server.server_socket is not None:
+            thread = server.gripper_thread
+            # Only once the physics loop runs: start() sets its flag, which would undo ours before.
+            sim_running = getattr(sim, "running", False)
+            if sim_running and gripper is not None and thread is not None and not thread.is_alive():
+                # Its bind failed (franka-sim logged "already in use"): exit, so that the harness
+                # moves to the next address as it does when 1337 is taken.
+                print(f"sim_server: gripper port {args.host}:{GRIPPER_PORT} not served", flush=True)
+                failed.set()
+                stop.set()
+                sim.running = False
+                return
+            gripper_up = gripper is None or (gripper.running and gripper.server_socket is not None)
+            if sim_running and server.server_socket is not None and gripper_up:
+                hand = f", gripper on {args.host}:{GRIPPER_PORT}" if gripper is not None else ""
                 print(
                     f"READY {args.host}:{args.port} after {time.monotonic() - T_START:.2f} s "
-                    f"(mujoco {sim.model.nv} dofs)",
+                    f"(mujoco {sim.model.nv} dofs{hand})",
                     flush=True,
                 )
                 return
@@ -238,7 +293,7 @@ def main(argv=None) -> int:
         if link is not None:
             link.close()
     print("sim_server: stopped", flush=True)
-    return 0
+    return 3 if failed.is_set() else 0
 
 
 if __name__ == "__main__":
