@@ -88,6 +88,14 @@ void bind_parameters(py::module_& m) {
       "control: the command is lost and the robot extrapolated the missed waypoints) or `applied` "
       "(franka-sim: the late command is still applied in the cycle it lands in). Used when hardware is "
       "`franka`; the wrong choice risks a discontinuity reflex after a skipped tick.");
+  params.def_readwrite(
+      "hand", &jtac::Params::hand,
+      "The arm carries a Franka Hand: the simulated arm gets the hand in its model (fingers "
+      "`<robot>_finger_joint1/2` in joint_states and robot_description), a Franka arm connects to its hand "
+      "at robot_ip. The ROS node then serves `~/gripper_cmd` (control_msgs/GripperCommand) and the "
+      "per-command gripper actions, and publishes the hand's limits as the read-only parameters "
+      "`hand_limits.max_width_m`, `hand_limits.max_speed_m_s`, `hand_limits.max_force_n` and "
+      "`hand_limits.continuous_force_n`.");
   params.def_readwrite("robot_description", &jtac::Params::robot_description,
                        "URDF of the robot as an XML string (the ROS convention); empty = load urdf_path, or "
                        "the built-in description of robot when urdf_path is empty too.");

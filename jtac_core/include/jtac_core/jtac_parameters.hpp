@@ -178,6 +178,13 @@ struct Params {
   /// `applied` (franka-sim: the late command is still applied in the cycle it lands in). Used when
   /// hardware is `franka`; the wrong choice risks a discontinuity reflex after a skipped tick.
   std::string late_commands = "dropped";
+  /// The arm carries a Franka Hand: the simulated arm gets the hand in its model (fingers
+  /// `<robot>_finger_joint1/2` in joint_states and robot_description), a Franka arm connects to its
+  /// hand at robot_ip. The ROS node then serves `~/gripper_cmd` (control_msgs/GripperCommand) and
+  /// the per-command gripper actions, and publishes the hand's limits as the read-only parameters
+  /// `hand_limits.max_width_m`, `hand_limits.max_speed_m_s`, `hand_limits.max_force_n` and
+  /// `hand_limits.continuous_force_n`.
+  bool hand = false;
   /// URDF of the robot as an XML string (the ROS convention); empty = load urdf_path, or the
   /// built-in description of robot when urdf_path is empty too.
   std::string robot_description = "";
