@@ -32,7 +32,8 @@ broadcast at 60 Hz). ``--gripper-physics`` grafts the hand onto the MuJoCo arm (
 test/franka/fr3_nomesh_hand.xml through FRANKA_HAND_MJCF) and moves the fingers with franka-sim's servo;
 without it the hand is franka-sim's kinematic one, whose every command ends at once.
 ``--gripper-object-width W`` puts franka-sim's virtual object of W m between the fingers. ``READY`` is
-printed once 1338 listens too.
+printed once 1338 listens too. With ``--probe`` the gripper's commands, answers, state datagrams and
+the fingers' motion are recorded too (sim_gripper_probe.py).
 
 Fault injection (``--faults SPEC``): seeded loss, delay, bursts, outages and a dead link on the UDP
 datagrams between franka-sim and the client (TCP passes untouched), in a proxy around franka-sim's UDP
@@ -243,6 +244,11 @@ def main(argv=None) -> int:
         enforce_comm_constraints=args.enforce_comm_constraints,
         enforce_motion_limits=args.enforce_motion_limits,
     )
+
+    if link is not None and server.gripper_server is not None:
+        import sim_gripper_probe
+
+        sim_gripper_probe.install(server, link)
 
     stop = threading.Event()
     failed = threading.Event()
