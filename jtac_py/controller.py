@@ -27,6 +27,7 @@ from jtac_py.custom_law import CustomLawTenant
 from jtac_py.event_pump import EventPump
 from jtac_py.goal_intake import GoalIntake
 from jtac_py.goals import Trajectory
+from jtac_py.gripper import Gripper
 from jtac_py.hardware import Arm
 from jtac_py.law_slot import LawSlot
 from jtac_py.lockstep import PACKET_S, Stepper
@@ -81,7 +82,7 @@ class Controller(LoopView):
         lock = threading.RLock()  # the goal table, the slot, recordings and the pump
         stepper = None
         if hardware.lockstep:
-            stepper = Stepper(parts.loop, lambda: self._events.pump(), self._require_started)
+            stepper = Stepper(parts.loop, self._after_steps, self._require_started)
         step_until = stepper.step_until if stepper else None
         self._slot = LawSlot(parts.loop, lock, lambda: self._values["stop_accelerations"], step_until)
         super().__init__(
@@ -93,6 +94,7 @@ class Controller(LoopView):
             self._core, self._slot, self._events, self.controller_time, wait_a_cycle, step_until
         )
         self._last_law: CustomLawTenant | None = None  # its error stays until the next use_law()
+        self._gripper = _gripper_of(hardware, self._gripper_time, stepper)
         self._started = False
 
     # ---------------------------------------------------------------------------- properties
@@ -104,6 +106,12 @@ class Controller(LoopView):
     @property
     def running(self) -> bool:
         return self._started
+
+    @property
+    def gripper(self) -> Gripper:
+        """The arm's hand (``hardware.gripper``) on the controller's clock; lockstep: stepped with the
+        arm, and its handles' result() steps the arm. Without a hand every command ends NO_HAND."""
+        return self._gripper
 
     # ---------------------------------------------------------------------------- start / stop
     def start(self) -> Controller:
@@ -137,6 +145,7 @@ class Controller(LoopView):
         self._events.pump()
         for recording in list(self._events.recordings):
             recording.stop()
+        self._gripper.close()  # its thread and link; the hand keeps what it holds
         # The loop is stopped: the slot goes back to the JTAC without a hand-over (the next start()
         # begins from the robot's echo at rest).
         if self._slot.tenant is not None:
@@ -235,6 +244,9 @@ class Controller(LoopView):
         admittance: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
         thresholds: Sequence[float] | None = None,
         joint_damping_per_s: float = goals.DEFAULT_JOINT_DAMPING_PER_S,
+        gripper_units: str = "width_m",
+        gripper_speed_m_s: float = 0.1,
+        gripper_force_n: float = 20.0,
     ) -> Stream:
         """Switches the loop from trajectory execution to a streamed target (teleoperation, a policy):
         returns a Stream (send(), send_chunk(), close()) at once; the switch follows the hand-over
@@ -246,8 +258,12 @@ class Controller(LoopView):
         input [s]; ensemble_weight: the newest chunk's weight where chunks overlap (1 = none);
         chunk_capacity: most points in one chunk. admittance, thresholds, joint_damping_per_s: a
         compliant axis set, as follow() takes them (None: no admittance); validated as a goal's
-        (ValueError naming field, tip and axis, and nothing changes)."""
+        (ValueError naming field, tip and axis, and nothing changes). gripper_units: what the gripper
+        values of send()/send_chunk() are, "width_m" [m] or "fraction" (0 open, 1 closed);
+        gripper_speed_m_s, gripper_force_n: the speed [m/s] of the commands that follow them and the
+        force [N] of a grasp (ValueError outside the hand's limits, and nothing changes)."""
         self._require_started()
+        Stream.check_gripper_options(self.gripper, gripper_units, gripper_speed_m_s, gripper_force_n)
         with self._events.lock:
             self._slot.require_jtac("stream()")
             law = stream_law(
@@ -262,7 +278,13 @@ class Controller(LoopView):
                 timeout_s=float(timeout_s),
                 ensemble_weight=float(ensemble_weight),
             )
-            stream = Stream(self, law)
+            stream = Stream(
+                self,
+                law,
+                gripper_units=gripper_units,
+                gripper_speed_m_s=gripper_speed_m_s,
+                gripper_force_n=gripper_force_n,
+            )
             self._slot.hand_to(StreamTenant(stream), law)
             return stream
 
@@ -390,6 +412,16 @@ class Controller(LoopView):
         if not self._started:
             raise RuntimeError("the controller is not started: call start() (or use it as a context manager)")
 
+    def _after_steps(self) -> None:
+        """Lockstep, after each step: the events, then the hand's state and results."""
+        self._events.pump()
+        self._gripper.poll()
+
+    def _gripper_time(self) -> float:
+        """The gripper's clock: the robot time of the last cycle's state (0 before the first)."""
+        snap = self._loop.snapshot()
+        return 0.0 if snap is None else float(snap["time"])
+
     def _sim_time(self) -> float:
         """Stream.now() in lockstep: the simulated time [s]."""
         return self._loop.packets * PACKET_S
@@ -397,3 +429,13 @@ class Controller(LoopView):
     def __repr__(self) -> str:
         state = "started" if self._started else "stopped"
         return f"Controller({self.hardware!r}, update_rate={self.update_rate_hz} Hz, {state})"
+
+
+def _gripper_of(hardware: Arm, clock: Any, stepper: Stepper | None) -> Gripper:
+    """The arm's gripper (a Gripper without a hand for an arm that has none) on the controller's
+    clock; lockstep: its waits step the arm."""
+    gripper = getattr(hardware, "gripper", None) or Gripper()
+    gripper.set_clock(clock)
+    if stepper is not None:
+        gripper.set_stepping(stepper.step_until, stepper.step_chunk)
+    return gripper

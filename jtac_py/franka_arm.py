@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from jtac_py import _native, robots
+from jtac_py.gripper import Gripper
 
 __all__ = ["DEFAULT_COLLISION_BEHAVIOR", "FrankaArm"]
 
@@ -78,6 +79,9 @@ class FrankaArm:
         late_commands: what the robot does with a command that reaches it after its 1 ms cycle, which
             decides how the hardware thread continues after skipped ticks: "dropped" (Franka's control)
             or "applied" (franka-sim applies it in the cycle it lands in). See franka_hw/README.md.
+        hand: the Franka Hand on the robot's address (libfranka's gripper protocol, port 1338):
+            ``gripper`` drives it; the constructor connects to it too (ConnectionError within 2 s when
+            it does not answer). False: ``gripper`` has no hand (every command ends NO_HAND).
     """
 
     clock = "realtime"
@@ -94,6 +98,7 @@ class FrankaArm:
         control: str = "position",
         urdf_xml: str | None = None,
         late_commands: str = "dropped",
+        hand: bool = False,
     ) -> None:
         spec = robots.robot_spec(robot)
         if spec.name != "fr3":
@@ -125,6 +130,9 @@ class FrankaArm:
         self.control = control
         self.late_commands = late_commands
         self.device = None
+        self.hand = bool(hand)
+        #: The hand (``jtac_py.gripper.Gripper``); its link is apart from the arm's.
+        self.gripper = Gripper()
         self._motion_finished = False
         self._realtime = {
             "ignore": pylibfranka.RealtimeConfig.kIgnore,
@@ -135,6 +143,8 @@ class FrankaArm:
         try:
             self._connect()
             self._new_device()
+            if self.hand:
+                self.gripper = _connected_gripper(ip)
         except BaseException:
             self.close()
             raise
@@ -235,6 +245,9 @@ class FrankaArm:
         """Finishes the motion and disconnects (idempotent), also while a stopped Controller built on
         this arm is still referenced: the device lets go of libfranka's control. Stop the Controller
         first: nothing may drive the device meanwhile."""
+        gripper = getattr(self, "gripper", None)
+        if gripper is not None:
+            gripper.close()
         if getattr(self, "_robot", None) is None:
             return
         try:
@@ -290,6 +303,15 @@ class FrankaArm:
         if not np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-6):
             raise RuntimeError(f"FrankaArm: the robot reports F_T_EE that is not a rigid transform: {f_t_ee}")
         self._robot.set_K(np.linalg.inv(f_t_ee).T.reshape(-1).tolist())
+
+
+def _connected_gripper(ip: str) -> Gripper:
+    """A Gripper over the Franka Hand at ip, connected (ConnectionError when the hand does not answer)."""
+    from jtac_py.gripper.franka_hand import FrankaHand  # the real hand only
+
+    gripper = Gripper(FrankaHand(ip))
+    gripper.open()
+    return gripper
 
 
 def _collision_behavior(value: Sequence[Sequence[float]] | None) -> tuple[list[float], ...]:

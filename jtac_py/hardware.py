@@ -27,6 +27,9 @@ class Arm(Protocol):
     urdf_xml: str | None
     #: What the robot does with a command written after its cycle: "applied" or "dropped".
     late_commands: str
+    #: The arm's hand (``jtac_py.gripper.Gripper``; an arm without one has a Gripper() whose every
+    #: command ends NO_HAND). ``Controller.gripper`` is this one on the controller's clock.
+    gripper: Any
 
     @property
     def device(self) -> Any:

@@ -17,11 +17,15 @@ Two clocks:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from jtac_py import _native, robots
+from jtac_py.gripper import Gripper
+from jtac_py.gripper.simulated_hand import SimulatedHand
 
 __all__ = ["CLOCKS", "SimulatedArm"]
 
@@ -38,6 +42,9 @@ class SimulatedArm:
             sensor reads its weight, which a goal's end_effector_mass/cog compensates.
         q_init_rad: joint positions at start [rad]; default the robot's home pose.
         stiffness_nm_rad, damping_nm_s_rad: the robot's joint impedance (default Franka's Table 2 gains).
+        hand: a Franka Hand (0.73 kg, TCP 0.1034 m below the flange) in the model; ``gripper`` drives it.
+        grasp_object: a ``robots.GraspObject`` (a box on a pedestal) between the open fingers when the
+            arm is at its at_q_rad (default q_init_rad).
     """
 
     #: The simulated arm applies every command when it arrives, also one written late (the hardware
@@ -55,6 +62,8 @@ class SimulatedArm:
         q_init_rad: Sequence[float] | None = None,
         stiffness_nm_rad: Sequence[float] | None = None,
         damping_nm_s_rad: Sequence[float] | None = None,
+        hand: bool = False,
+        grasp_object: Any = None,
     ) -> None:
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
@@ -63,13 +72,17 @@ class SimulatedArm:
         self.clock = clock
         self.joint_names = tuple(robots.joint_names(robot))
         self.prefix = self.joint_names[0].split("_joint")[0]
-        tool = {"tool_mass_kg": tool_mass_kg, "tool_cog_m": tool_cog_m, "tcp_offset_m": tcp_offset_m}
-        self.urdf_xml = robots.urdf_xml(robot, **tool)
-        self.mjcf_xml = robots.mjcf_xml(robot, **tool)
         q_init = np.asarray(spec.q_home_rad if q_init_rad is None else q_init_rad, dtype=float)
         if q_init.shape != (7,) or not np.all(np.isfinite(q_init)):
             raise ValueError(f"q_init_rad must be 7 finite joint positions [rad], got {q_init_rad!r}")
         self.q_init_rad = q_init
+        self.hand = bool(hand)
+        self.grasp_object = _placed(grasp_object, q_init)
+        tool = {"tool_mass_kg": tool_mass_kg, "tool_cog_m": tool_cog_m, "tcp_offset_m": tcp_offset_m}
+        hand_options = {"hand": True} if self.hand else {}
+        object_options = {} if self.grasp_object is None else {"grasp_object": self.grasp_object}
+        self.urdf_xml = robots.urdf_xml(robot, **tool, **hand_options)
+        self.mjcf_xml = robots.mjcf_xml(robot, **tool, **hand_options, **object_options)
         self.device = _native.MujocoDevice(
             self.mjcf_xml,
             name_prefix=self.prefix,
@@ -78,6 +91,8 @@ class SimulatedArm:
             damping_Nm_s_rad=damping_nm_s_rad,
             clock=clock,
         )
+        #: The hand (``jtac_py.gripper.Gripper``; without one, every command ends NO_HAND).
+        self.gripper = Gripper(SimulatedHand(self.device), lockstep=self.lockstep) if self.hand else Gripper()
 
     # ------------------------------------------------------------------------------------ frames
     @property
@@ -147,4 +162,12 @@ class SimulatedArm:
         return self.device.pushes_active
 
     def __repr__(self) -> str:
-        return f"SimulatedArm({self.robot!r}, clock={self.clock!r})"
+        hand = ", hand=True" if self.hand else ""
+        return f"SimulatedArm({self.robot!r}, clock={self.clock!r}{hand})"
+
+
+def _placed(grasp_object: Any, q_init_rad: np.ndarray) -> Any:
+    """grasp_object at the arm's start pose when it names no pose of its own (at_q_rad None)."""
+    if grasp_object is None or getattr(grasp_object, "at_q_rad", None) is not None:
+        return grasp_object
+    return dataclasses.replace(grasp_object, at_q_rad=tuple(float(q) for q in q_init_rad))
