@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Chunk"]
+from jtac_py.gripper.types import FRANKA_HAND
+
+__all__ = ["GRIPPER_UNITS", "Chunk", "check_gripper_values"]
+
+#: How a stream's gripper channel is given: "width_m", the width between the fingers [m]
+#: (0..the hand's max width), or "fraction", 0..1 as DROID records it (0 open, 1 closed).
+GRIPPER_UNITS = ("width_m", "fraction")
 
 
 def _frozen(values: np.ndarray) -> np.ndarray:
@@ -52,6 +58,28 @@ def check_joint_values(
         raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
 
 
+def gripper_upper_bound(units: str, max_width_m: float) -> float:
+    """The largest gripper value in `units` (ValueError naming an unknown unit)."""
+    if units not in GRIPPER_UNITS:
+        raise ValueError(f"stream gripper_units must be one of {GRIPPER_UNITS}, got {units!r}")
+    return 1.0 if units == "fraction" else float(max_width_m)
+
+
+def check_gripper_values(values: np.ndarray, shape: tuple[int, ...], units: str, max_width_m: float) -> None:
+    """ValueError naming the field, the point (for a chunk) and the value when `values` is not of
+    `shape`, or holds a value that is not finite or outside 0..1 ("fraction") or 0..max_width_m
+    ("width_m")."""
+    upper = gripper_upper_bound(units, max_width_m)
+    if values.shape != shape:
+        raise ValueError(f"stream gripper must have shape {shape}, got {values.shape}")
+    bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0.0) & (values <= upper)))
+    if bad.size:
+        where = f"[{int(bad[0])}]" if values.ndim else ""
+        value = values.flat[bad[0]]
+        unit = "" if units == "fraction" else " m"
+        raise ValueError(f"stream gripper{where} is {value}: must be finite and within 0..{upper:g}{unit}")
+
+
 @dataclass(frozen=True, eq=False)  # arrays have no single truth value: a Chunk equals only itself
 class Chunk:
     """H joint targets at times after an observation, in the controller's joint order.
@@ -59,13 +87,17 @@ class Chunk:
     times_s: (H,) [s] after the observation, strictly increasing, >= 0;
     positions_rad: (H, n) [rad]; velocities_rad_s: (H, n) [rad/s] or None (the stream's spline
     gives them); observed_at_s: the controller time [s] of the observation the chunk was computed
-    from, or None (the time the stream takes it). Build it with ``Chunk.build``, which checks it.
+    from, or None (the time the stream takes it); gripper: (H,) the hand's target at each point, in
+    ``gripper_units`` ("width_m" [m] or "fraction", 0 open .. 1 closed), or None (the chunk leaves the
+    hand as it is). Build it with ``Chunk.build``, which checks it.
     """
 
     times_s: np.ndarray
     positions_rad: np.ndarray
     velocities_rad_s: np.ndarray | None = None
     observed_at_s: float | None = None
+    gripper: np.ndarray | None = None
+    gripper_units: str = "width_m"
 
     @classmethod
     def build(
@@ -76,9 +108,13 @@ class Chunk:
         *,
         joint_names: Sequence[str],
         observed_at_s: float | None = None,
+        gripper: Sequence[float] | None = None,
+        gripper_units: str = "width_m",
+        gripper_max_width_m: float = FRANKA_HAND.max_width_m,
     ) -> Chunk:
         """A checked Chunk for the joints `joint_names`; ValueError naming the field, the point, the
-        joint and the value for a malformed or non-finite one."""
+        joint and the value for a malformed or non-finite one. `gripper` (optional, one value per
+        point) is checked against 0..1 ("fraction") or 0..gripper_max_width_m ("width_m")."""
         observed = None if observed_at_s is None else float(observed_at_s)
         if observed is not None and not math.isfinite(observed):
             raise ValueError(f"stream observed_at_s must be finite, got {observed}")
@@ -91,7 +127,15 @@ class Chunk:
         if velocities_rad_s is not None:
             dq = np.asarray(velocities_rad_s, dtype=float)
             check_joint_values("velocities_rad_s", dq, shape, joint_names)
-        return cls(_frozen(times), _frozen(q), None if dq is None else _frozen(dq), observed)
+        hand = None
+        if gripper is not None:
+            hand = np.asarray(gripper, dtype=float)
+            check_gripper_values(hand, (times.size,), gripper_units, gripper_max_width_m)
+        else:
+            gripper_upper_bound(gripper_units, gripper_max_width_m)  # the unit's name checked alike
+        frozen_dq = None if dq is None else _frozen(dq)
+        frozen_hand = None if hand is None else _frozen(hand)
+        return cls(_frozen(times), _frozen(q), frozen_dq, observed, frozen_hand, gripper_units)
 
     @property
     def duration_s(self) -> float:

@@ -134,12 +134,13 @@ class EventPump:
         """Rows the native ring dropped since the loop was built."""
         return int(self._loop.dropped_records)
 
-    def add_recording(self, fields: Sequence[str], path: str | Path | None) -> Recording:
+    def add_recording(self, fields: Sequence[str], path: str | Path | None, gripper: Any = None) -> Recording:
+        """A recording of `fields`; the hand's series among them come from `gripper`'s events."""
         with self.lock:
             if not self.recordings:
                 self._loop.drain()  # rows of an earlier recording's tail belong to nobody
                 self._loop.start_recording()
-            recording = Recording(self, fields, path)
+            recording = Recording(self, fields, path, gripper)
             self.recordings.append(recording)
         return recording
 

@@ -14,7 +14,7 @@ import numpy as np
 from jtac_py.assembly import NativeParts
 from jtac_py.event_pump import EventPump
 from jtac_py.lockstep import Stepper
-from jtac_py.recording import _TIP_FIELDS, RECORD_FIELDS, ControllerState, Recording
+from jtac_py.recording import _TIP_FIELDS, GRIPPER_RECORD_FIELDS, RECORD_FIELDS, ControllerState, Recording
 
 __all__ = ["LoopView"]
 
@@ -104,10 +104,18 @@ class LoopView:
     def record(self, fields: Iterable[str] | None = None, path: str | Path | None = None) -> Recording:
         """Starts recording every controller cycle; use as a context manager or call stop().
 
-        fields: a subset of RECORD_FIELDS (default all). path: .npz written by stop().
+        fields: a subset of RECORD_FIELDS (one row per cycle) and GRIPPER_RECORD_FIELDS (the hand's
+        series, one row per gripper event, each with its own time column on the controller's clock;
+        empty without a hand); default all of RECORD_FIELDS, and the hand's series when the arm has
+        a hand. path: .npz written by stop().
         """
-        chosen = tuple(RECORD_FIELDS if fields is None else fields)
-        unknown = [f for f in chosen if f not in RECORD_FIELDS]
+        gripper = getattr(self, "gripper", None)  # a Controller's hand; a bare view has none
+        if fields is None:
+            with_hand = gripper is not None and gripper.present
+            fields = RECORD_FIELDS + (GRIPPER_RECORD_FIELDS if with_hand else ())
+        chosen = tuple(fields)
+        known = RECORD_FIELDS + GRIPPER_RECORD_FIELDS
+        unknown = [f for f in chosen if f not in known]
         if unknown:
-            raise ValueError(f"record: unknown field(s) {unknown}; known: {list(RECORD_FIELDS)}")
-        return self._events.add_recording(chosen, path)
+            raise ValueError(f"record: unknown field(s) {unknown}; known: {list(known)}")
+        return self._events.add_recording(chosen, path, gripper)

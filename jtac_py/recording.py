@@ -8,11 +8,16 @@ recording's columns, ``RECORD_FIELDS`` and ``ControllerState`` without a line he
 Shapes natively: numbers and enums (), joint arrays (7,), tip 0's wrench ``wrench_*`` (6,), every tip's
 ``wrenches_*`` (kMaxTips, 6); the Controller cuts the ``wrenches_*`` to the tips it has (num_tips,
 6), tip 0 first (sensor_frames order). Units are in each field's doc (``CYCLE_FIELD_DOCS``).
+
+A recording also holds the hand's series (``GRIPPER_RECORD_FIELDS``), from the gripper's listener
+events: not one row per cycle but one per event, each series with its own time column on the
+controller's clock (docs/gripper.md, "Streams and recording").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, make_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +29,14 @@ from jtac_py import _native
 if TYPE_CHECKING:
     from jtac_py.event_pump import EventPump
 
-__all__ = ["CYCLE_FIELD_DOCS", "RECORD_FIELDS", "ControllerState", "Recording"]
+__all__ = [
+    "CYCLE_FIELD_DOCS",
+    "GRIPPER_FIELD_DOCS",
+    "GRIPPER_RECORD_FIELDS",
+    "RECORD_FIELDS",
+    "ControllerState",
+    "Recording",
+]
 
 #: Columns a recording can hold (one row per controller cycle), in the native table's order: time
 #: [s], joints [rad, rad/s], wrenches [N, N·m] (raw and filtered in the sensor frame, filtered still
@@ -40,6 +52,33 @@ CYCLE_FIELD_DOCS: dict[str, str] = {name: doc for name, _shape, doc in _native.C
 #: The per-tip wrench entries of a snapshot and a recording: (kMaxTips, 6) natively, cut to the tips
 #: the controller has.
 _TIP_FIELDS = tuple(name for name, shape, _doc in _native.CYCLE_FIELDS if len(shape) == 2)
+
+
+#: The hand's series a recording can hold (docs/gripper.md), three tables of their own, each with its
+#: time column [s, the controller's clock]: every state sample the gripper's thread sees
+#: (``gripper_time`` ...), every command issued (``gripper_command_*``), every command's end
+#: (``gripper_result_*``). Name -> (dtype, doc).
+_GRIPPER_SERIES: dict[str, tuple[str, str]] = {
+    "gripper_time": ("f8", "when the hand's state was measured [s]"),
+    "gripper_width_m": ("f8", "the width between the fingers [m]"),
+    "gripper_is_grasped": ("?", "the fingers hold an object"),
+    "gripper_moving": ("?", "the fingers move"),
+    "gripper_command_time": ("f8", "when a command was issued [s]"),
+    "gripper_command_kind": ("U5", "move | grasp | home | stop"),
+    "gripper_command_width_m": ("f8", "its target width [m] (nan: home, stop)"),
+    "gripper_command_id": ("i8", "its id (the result's gripper_result_id)"),
+    "gripper_result_time": ("f8", "when a command ended [s]"),
+    "gripper_result_kind": ("U5", "the command that ended: move | grasp | home | stop"),
+    "gripper_result_code": ("U15", "how it ended: GripperResultCode's name (SUCCEEDED, NOT_GRASPED ...)"),
+    "gripper_result_width_m": ("f8", "the width when it ended [m] (nan: unknown)"),
+    "gripper_result_id": ("i8", "the id of the command that ended"),
+}
+
+#: The hand's series, in table order: state, commands, results.
+GRIPPER_RECORD_FIELDS: tuple[str, ...] = tuple(_GRIPPER_SERIES)
+
+#: What each gripper series is, with its unit.
+GRIPPER_FIELD_DOCS: dict[str, str] = {name: doc for name, (_dtype, doc) in _GRIPPER_SERIES.items()}
 
 
 def _no_tips() -> np.ndarray:
@@ -81,38 +120,112 @@ ControllerState.__module__ = __name__  # pickles and prints as jtac_py.recording
 ControllerState.__doc__ = _state_doc()
 
 
+class _GripperSeries:
+    """The hand's series of a recording, collected by a gripper listener (any thread; a lock)."""
+
+    def __init__(self, fields: Sequence[str]) -> None:
+        self.fields = tuple(fields)
+        self._lock = threading.Lock()
+        self._rows: dict[str, list[Any]] = {name: [] for name in GRIPPER_RECORD_FIELDS}
+
+    def on_event(self, event: Any) -> None:
+        """The gripper's listener: one row in the table of the event's kind."""
+        row = _ROW_OF_EVENT[event.kind](event)
+        with self._lock:
+            for name, value in row.items():
+                self._rows[name].append(value)
+
+    def data(self) -> dict[str, np.ndarray]:
+        with self._lock:
+            return {f: np.array(self._rows[f], dtype=_GRIPPER_SERIES[f][0]) for f in self.fields}
+
+
+def _state_row(event: Any) -> dict[str, Any]:
+    state = event.state
+    return {
+        "gripper_time": event.time_s,
+        "gripper_width_m": state.width_m,
+        "gripper_is_grasped": state.is_grasped,
+        "gripper_moving": state.moving,
+    }
+
+
+def _command_row(event: Any) -> dict[str, Any]:
+    return {
+        "gripper_command_time": event.time_s,
+        "gripper_command_kind": event.command,
+        "gripper_command_width_m": np.nan if event.width_m is None else event.width_m,
+        "gripper_command_id": event.id,
+    }
+
+
+def _result_row(event: Any) -> dict[str, Any]:
+    return {
+        "gripper_result_time": event.time_s,
+        "gripper_result_kind": event.command,
+        "gripper_result_code": event.result.code.name,
+        "gripper_result_width_m": event.result.width_m,
+        "gripper_result_id": event.id,
+    }
+
+
+_ROW_OF_EVENT: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "state": _state_row,
+    "command": _command_row,
+    "result": _result_row,
+}
+
+
 class Recording:
     """Rows of every controller cycle between start and stop (a context manager).
 
     data() gives {field: array}, one row per cycle; dropped counts rows the native ring could not
     keep (Python did not drain for longer than it holds); with a path, stop() saves an .npz there.
+    The hand's series (GRIPPER_RECORD_FIELDS), when chosen, come from the gripper's events: one row
+    per event, with their own time columns on the controller's clock.
     """
 
-    def __init__(self, pump: EventPump, fields: Sequence[str], path: str | Path | None) -> None:
+    def __init__(
+        self, pump: EventPump, fields: Sequence[str], path: str | Path | None, gripper: Any = None
+    ) -> None:
         self._pump = pump
         self.fields = tuple(fields)
+        self._cycle_fields = tuple(f for f in self.fields if f not in _GRIPPER_SERIES)
         self.path = Path(path) if path is not None else None
         self._chunks: list[dict[str, np.ndarray]] = []
         self._dropped_at_start = pump.dropped_records
         self.dropped = 0
         self.active = True
+        self._gripper = gripper
+        self._gripper_series: _GripperSeries | None = None
+        chosen = [f for f in self.fields if f in _GRIPPER_SERIES]
+        if chosen and gripper is not None:
+            self._gripper_series = _GripperSeries(chosen)
+            gripper.add_listener(self._gripper_series.on_event)
 
     def _append(self, chunk: Mapping[str, np.ndarray]) -> None:
-        self._chunks.append({f: chunk[f] for f in self.fields})
+        self._chunks.append({f: chunk[f] for f in self._cycle_fields})
 
     @property
     def rows(self) -> int:
-        return sum(len(c[self.fields[0]]) for c in self._chunks) if self.fields else 0
+        """Controller cycles recorded (the hand's series have rows of their own)."""
+        if not self._cycle_fields:
+            return 0
+        return sum(len(c[self._cycle_fields[0]]) for c in self._chunks)
 
     def data(self) -> dict[str, np.ndarray]:
         """Every row so far, one array per field (copies)."""
         if self.active:
             self._pump.pump()
         out = {}
-        for f in self.fields:
+        for f in self._cycle_fields:
             parts = [c[f] for c in self._chunks]
             out[f] = np.concatenate(parts) if parts else np.zeros((0,))
-        return out
+        hand = self._gripper_series.data() if self._gripper_series is not None else {}
+        for f in self.fields:
+            if f in _GRIPPER_SERIES:
+                out[f] = hand.get(f, np.zeros(0, dtype=_GRIPPER_SERIES[f][0]))
+        return {f: out[f] for f in self.fields}
 
     def save(self, path: str | Path) -> Path:
         """Writes the rows so far as .npz (np.load gives the same dict as data())."""
@@ -124,6 +237,8 @@ class Recording:
     def stop(self) -> None:
         if self.active:
             self._pump.end_recording(self)
+            if self._gripper_series is not None:
+                self._gripper.remove_listener(self._gripper_series.on_event)
             if self.path is not None:
                 self.save(self.path)
 

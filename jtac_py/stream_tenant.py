@@ -34,12 +34,17 @@ class StreamTenant:
         return "a stream is open (Controller.stream())"
 
     def released(self) -> None:
-        """Nothing to free: the Stream handle marks itself closed."""
+        """The stream's gripper channel issues nothing more (the hand stays as it is); the Stream
+        handle marks itself closed."""
+        self.stream._stop_gripper()
 
     def poll(self) -> None:
-        """Nothing to watch: the stream's counters are read on demand."""
+        """The gripper channel's follower looks at its target (the stream's counters are read on
+        demand): every pump, so every 10 ms in real time and every step() in lockstep."""
+        self.stream._poll_gripper()
 
     def stopped(self, message: str) -> None:
+        self.stream._stop_gripper()
         if self.stream.compliant:
             self.stream._stop_message = message
         _log.warning("stream stopped: %s", message)

@@ -6,6 +6,7 @@ what a sender gives it and reads the law's counters. See docs/python_api.md (str
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from jtac_py import _native
-from jtac_py.chunks import Chunk, check_joint_values
+from jtac_py.chunks import Chunk, check_gripper_values, check_joint_values, gripper_upper_bound
+from jtac_py.gripper.follower import GripperChannel, GripperFollower
+from jtac_py.gripper.types import FRANKA_HAND, HandLimits
 
 if TYPE_CHECKING:
     from jtac_py.controller import Controller
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["Stream"]
 
 ResultCode = _native.ResultCode
+
+_log = logging.getLogger(__name__)
 
 
 class Stream:
@@ -49,15 +54,61 @@ class Stream:
     compliant axes and returns when it ends. A threshold exceeded, a non-finite reading or integrator
     output brakes the stream to rest and ends it: ``stop_code`` and ``stop_message`` say why, and
     send()/send_chunk() raise RuntimeError from then on (open a new stream to continue).
+
+    A gripper channel (``gripper=`` of send() and send_chunk()): the hand's target, a width [m] or,
+    with ``Controller.stream(gripper_units="fraction")``, 0..1 (0 open, 1 closed, as DROID records
+    it), followed by gripper commands when it changes by more than 5 mm, at most every 0.1 s
+    (``jtac_py.gripper.follower``). close() and brake() leave the hand as it is. On an arm without a
+    hand the channel is checked, then ignored with one warning: the arm follows the joints.
     """
 
-    def __init__(self, controller: Controller, law: Any) -> None:
+    def __init__(
+        self,
+        controller: Controller,
+        law: Any,
+        *,
+        gripper_units: str = "width_m",
+        gripper_speed_m_s: float = 0.1,
+        gripper_force_n: float = 20.0,
+    ) -> None:
         self._controller = controller
         self._law = law
         self._names = controller.joint_names
         self._send_lock = threading.Lock()  # one writer at a time into the native mailboxes
         self.active = True
         self._stop_message = ""  # the controller's event for stop_code, set by the pump
+        hand = controller.gripper
+        limits = Stream.check_gripper_options(hand, gripper_units, gripper_speed_m_s, gripper_force_n)
+        #: "width_m" or "fraction": what the gripper values of send() and send_chunk() are.
+        self.gripper_units = gripper_units
+        self._gripper_max_width_m = limits.max_width_m
+        self._gripper_ignored = False  # warned once that an arm without a hand ignores the channel
+        self._channel = GripperChannel(gripper_units, limits.max_width_m)
+        self._follower: GripperFollower | None = None
+        if hand.present:
+            self._follower = GripperFollower(
+                hand,
+                self._channel,
+                self.now,
+                speed_m_s=gripper_speed_m_s,
+                force_n=gripper_force_n,
+                limits=limits,
+            )
+
+    @staticmethod
+    def check_gripper_options(hand: Any, units: str, speed_m_s: float, force_n: float) -> HandLimits:
+        """The hand's limits (the Franka Hand's for an arm without one) after checking the stream's
+        gripper options; ValueError naming the option and its value."""
+        gripper_upper_bound(units, 0.0)
+        limits = hand.limits if hand.limits is not None else FRANKA_HAND
+        speed, force = float(speed_m_s), float(force_n)
+        if not 0.0 < speed <= limits.max_speed_m_s:  # false for nan too
+            raise ValueError(
+                f"stream gripper_speed_m_s={speed_m_s!r} is outside (0, {limits.max_speed_m_s:g}] m/s"
+            )
+        if not 0.0 < force <= limits.max_force_n:
+            raise ValueError(f"stream gripper_force_n={force_n!r} is outside (0, {limits.max_force_n:g}] N")
+        return limits
 
     def _check_open(self) -> None:
         if not self.active:
@@ -83,10 +134,12 @@ class Stream:
         dq_rad_s: Sequence[float] | None = None,
         *,
         sampled_at_s: float | None = None,
+        gripper: float | None = None,
     ) -> None:
         """The newest target [rad] (and its velocity [rad/s], optional), in the controller's joint
         order, for controller time ``sampled_at_s`` (default: now). ValueError for a wrong shape or a
-        non-finite value (nothing reaches the robot).
+        non-finite value (nothing reaches the robot). ``gripper``: the hand's target in the stream's
+        gripper_units, in force at once (ValueError, nothing sent, when not finite or out of range).
 
         A sender that computes its target for an instant (a trajectory sampled at a time, a
         teleoperation device read at a time) passes that instant, read with now() before computing:
@@ -104,8 +157,14 @@ class Stream:
         check_joint_values("q_rad", q, (n,), self._names)
         if dq is not None:
             check_joint_values("dq_rad_s", dq, (n,), self._names)
+        hand = None
+        if gripper is not None:
+            hand = np.asarray(gripper, dtype=float)
+            check_gripper_values(hand, (), self.gripper_units, self._gripper_max_width_m)
         with self._send_lock:
             self._law.set_target(q, dq, stamp)
+            if hand is not None and self._gripper_taken():
+                self._channel.set_value(float(hand))
 
     def send_chunk(
         self,
@@ -114,31 +173,100 @@ class Stream:
         velocities_rad_s: Any = None,
         *,
         observed_at_s: float | None = None,
+        gripper: Any = None,
     ) -> None:
         """An action chunk: H joint targets ``positions_rad`` (H, n) [rad] (and velocities (H, n)
         [rad/s], optional) at ``times_s`` (H,) [s] — strictly increasing, >= 0 — after
         ``observed_at_s``, the controller time of the observation the chunk was computed from
         (``controller.state.time`` when it was read; default now). ValueError naming the field, point,
-        joint and value for a malformed or non-finite chunk (nothing reaches the robot).
+        joint and value for a malformed or non-finite chunk (nothing reaches the robot). ``gripper``
+        (H,): the hand's target at each point in the stream's gripper_units (ValueError naming the
+        point and value, nothing sent, when one is not finite or out of range); each point's value
+        holds until the next point's time, the last one's after it. Without it the hand's target
+        stays what it is when the chunk arrives.
 
         A ``Chunk`` (already checked by ``Chunk.build``) may be passed alone instead of the arrays."""
         self._check_open()
         if isinstance(times_s, Chunk):
             chunk = times_s
-            if positions_rad is not None or velocities_rad_s is not None or observed_at_s is not None:
+            if any(v is not None for v in (positions_rad, velocities_rad_s, observed_at_s, gripper)):
                 raise TypeError("send_chunk(chunk) takes the Chunk alone (its fields hold the rest)")
-            if chunk.positions_rad.shape[1] != len(self._names):
-                raise ValueError(
-                    f"stream positions_rad must have {len(self._names)} columns (one per joint), "
-                    f"got {chunk.positions_rad.shape[1]}"
-                )
+            self._check_built_chunk(chunk)
         else:
             chunk = Chunk.build(
-                times_s, positions_rad, velocities_rad_s, joint_names=self._names, observed_at_s=observed_at_s
+                times_s,
+                positions_rad,
+                velocities_rad_s,
+                joint_names=self._names,
+                observed_at_s=observed_at_s,
+                gripper=gripper,
+                gripper_units=self.gripper_units,
+                gripper_max_width_m=self._gripper_max_width_m,
             )
-        observed = self.now() if chunk.observed_at_s is None else chunk.observed_at_s
+        now = self.now()
+        observed = now if chunk.observed_at_s is None else chunk.observed_at_s
+        times = observed + chunk.times_s
         with self._send_lock:
-            self._law.set_chunk(observed + chunk.times_s, chunk.positions_rad, chunk.velocities_rad_s)
+            self._law.set_chunk(times, chunk.positions_rad, chunk.velocities_rad_s)
+            self._chunk_gripper(times, chunk.gripper, now)
+
+    def _check_built_chunk(self, chunk: Chunk) -> None:
+        if chunk.positions_rad.shape[1] != len(self._names):
+            raise ValueError(
+                f"stream positions_rad must have {len(self._names)} columns (one per joint), "
+                f"got {chunk.positions_rad.shape[1]}"
+            )
+        if chunk.gripper is not None and chunk.gripper_units != self.gripper_units:
+            raise ValueError(
+                f"stream gripper: the chunk's values are in {chunk.gripper_units!r}, the stream's in "
+                f"{self.gripper_units!r} (Controller.stream(gripper_units=...))"
+            )
+        if chunk.gripper is not None:
+            check_gripper_values(
+                chunk.gripper, chunk.times_s.shape, self.gripper_units, self._gripper_max_width_m
+            )
+
+    def _chunk_gripper(self, times_s: np.ndarray, values: np.ndarray | None, now_s: float) -> None:
+        """A chunk's gripper channel into the target (under the send lock). A chunk entirely in the
+        past brakes the arm (stale_chunks): its gripper values are dropped with it."""
+        if values is None:
+            self._channel.freeze(now_s)
+        elif times_s[-1] <= now_s:
+            if self._follower is not None:
+                self._follower.brake()
+        elif self._gripper_taken():
+            self._channel.set_chunk(times_s, values, now_s)
+
+    def _gripper_taken(self) -> bool:
+        """True when the arm has a hand; else warns once that the channel is ignored."""
+        if self._follower is None and not self._gripper_ignored:
+            self._gripper_ignored = True
+            _log.warning(
+                "stream gripper values ignored: the arm has no hand (the stream follows the joints only)"
+            )
+        return self._follower is not None
+
+    def _poll_gripper(self) -> None:
+        """The pump's call (StreamTenant.poll): the follower looks at the target once."""
+        if self._follower is not None and self.active and self._law.stop_code == ResultCode.SUCCESSFUL:
+            self._follower.poll()
+
+    def _stop_gripper(self) -> None:
+        """No gripper command from now on; the hand stays as it is."""
+        if self._follower is not None:
+            self._follower.stop()
+
+    @property
+    def gripper_commands(self) -> list[Any]:
+        """The GripperHandles of the commands the gripper channel issued, oldest first."""
+        return [] if self._follower is None else list(self._follower.commands)
+
+    def gripper_target_m(self, t_s: float | None = None) -> float | None:
+        """The hand's target width at controller time t_s (default now) [m]; None without one (no
+        gripper value yet, or no hand)."""
+        if self._follower is None:
+            return None
+        return self._channel.target_at(self.now() if t_s is None else float(t_s))
 
     @property
     def chunks_taken(self) -> int:
@@ -220,6 +348,8 @@ class Stream:
         For a teleoperation dead-man switch or a policy that lost its observation."""
         self._check_open()
         self._law.request_brake()
+        if self._follower is not None:
+            self._follower.brake()
 
     def close(self) -> None:
         """Ends the stream by the hand-over rule: the command brakes to rest within stop_accelerations
@@ -228,6 +358,7 @@ class Stream:
         Idempotent."""
         if self.active:
             self.active = False
+            self._stop_gripper()
             self._controller._end_stream(self)
 
     def __enter__(self) -> Stream:
