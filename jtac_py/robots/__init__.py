@@ -16,7 +16,18 @@ Frames, from the base outward (p is the robot name, `fr3` or `panda`):
   p_tool       coincides with p_ee and carries the tool's mass; tool_mass_kg and tool_cog_m (in p_ee)
                are the controller's tool parameters used to remove the tool weight from the wrench.
   p_tcp        tool centre point, tcp_offset_m from p_ee (default 0.1034 m along z, the Franka Hand's
-               TCP distance, without the hand's -45 deg yaw since no hand is modelled).
+               TCP distance); without a hand its axes are p_ee's, with `hand=True` they carry the
+               hand's -45 deg yaw about z (Franka's F_T_EE): the fingers move along its y axis.
+
+With `hand=True` (module _hand: sources, masses, contacts) the Franka Hand hangs below p_tool:
+  p_hand       the hand, yawed -45 deg about p_tool's z; 0.73 kg in all (HAND_MASS_KG at HAND_COG_M).
+  p_leftfinger, p_rightfinger  on prismatic joints p_finger_joint1 / p_finger_joint2 (0..0.04 m each,
+               along +y / -y of p_hand; the width between the pads is their sum, each finger at width/2;
+               the URDF's joint2 mimics joint1, the MJCF couples them by an equality).
+  The MJCF's actuator p_hand drives the width tendon p_hand_width: control = force on each finger [N],
+  positive opening (a grasp squeezing with F from each side is -F). The keyframe `home` has the hand open.
+`grasp_object=GraspObject(...)` adds a free box (body and free joint "grasp_object") standing on a
+static pedestal with its centre at the TCP at `at_q_rad`, plus a floor at z = 0.
 
 Sign of the simulated sensor: MuJoCo's p_ft_force / p_ft_torque give the wrench that the flange side
 exerts on everything beyond the sensor, in p_ft_sensor axes, about its origin. At rest that is minus
@@ -30,10 +41,23 @@ MuJoCo load the text it makes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from jtac_py.robots._generator import GRAVITY_M_S2, SIM_TIMESTEP_S, ToolParams, mjcf_text, urdf_text
+from jtac_py.robots._hand import (
+    GRASP_OBJECT_BODY,
+    HAND_COG_M,
+    HAND_CONTINUOUS_FORCE_N,
+    HAND_MASS_KG,
+    HAND_MAX_FORCE_N,
+    HAND_MAX_SPEED_M_S,
+    HAND_MAX_WIDTH_M,
+    GraspObject,
+    object_pose_at_tcp,
+    tcp_pose,
+)
 from jtac_py.robots.tables import (
     DEFAULT_TCP_OFFSET_M,
     NUM_JOINTS,
@@ -46,15 +70,25 @@ from jtac_py.robots.tables import (
 
 __all__ = [
     "DEFAULT_TCP_OFFSET_M",
+    "GRASP_OBJECT_BODY",
     "GRAVITY_M_S2",
+    "HAND_COG_M",
+    "HAND_CONTINUOUS_FORCE_N",
+    "HAND_MASS_KG",
+    "HAND_MAX_FORCE_N",
+    "HAND_MAX_SPEED_M_S",
+    "HAND_MAX_WIDTH_M",
     "NUM_JOINTS",
     "ROBOTS",
     "SIM_TIMESTEP_S",
+    "GraspObject",
     "JointOrigin",
     "LinkInertial",
     "RobotSpec",
     "ToolParams",
     "VelocityBoundCoeffs",
+    "finger_joint_names",
+    "grasp_object_pose",
     "joint_names",
     "mjcf_path",
     "mjcf_xml",
@@ -115,17 +149,18 @@ def urdf_xml(
     *,
     tool_inertia_kgm2: Sequence[float] = (0.0,) * 6,
     sensor_thickness_m: float = 0.0,
+    hand: bool = False,
 ) -> str:
     """URDF text of `robot` with a tool of tool_mass_kg [kg] at tool_cog_m [m, in the ee frame].
 
     tcp_offset_m [m, in the ee frame] defaults to the robot's default_tcp_offset_m; tool_inertia_kgm2 is
     (ixx, iyy, izz, ixy, ixz, iyz) about the cog [kg*m^2]; sensor_thickness_m [m] separates sensor and ee.
+    hand: the Franka Hand below the tool (its mass is the hand's own, on top of tool_mass_kg).
     Raises ValueError for a negative mass or thickness, or a vector of the wrong size.
     """
     spec = robot_spec(robot)
-    return urdf_text(
-        spec, _tool(tool_mass_kg, tool_cog_m, tool_inertia_kgm2, tcp_offset_m, sensor_thickness_m, spec)
-    )
+    tool = _tool(tool_mass_kg, tool_cog_m, tool_inertia_kgm2, tcp_offset_m, sensor_thickness_m, spec)
+    return urdf_text(spec, tool, hand=bool(hand))
 
 
 def mjcf_xml(
@@ -136,9 +171,43 @@ def mjcf_xml(
     *,
     tool_inertia_kgm2: Sequence[float] = (0.0,) * 6,
     sensor_thickness_m: float = 0.0,
+    hand: bool = False,
+    grasp_object: GraspObject | None = None,
+    object_pose: Sequence[Sequence[float]] | None = None,
 ) -> str:
-    """MJCF text of `robot`; same arguments and frames as urdf_xml."""
+    """MJCF text of `robot`; same arguments and frames as urdf_xml.
+
+    grasp_object (needs hand=True): a free box on a pedestal, centred at the TCP when the arm is at
+    grasp_object.at_q_rad (None: the home pose); object_pose, a 4x4 pose in the base frame, places it
+    elsewhere. ValueError when the box would not stand (fingers vertical, or below the floor).
+    """
     spec = robot_spec(robot)
-    return mjcf_text(
-        spec, _tool(tool_mass_kg, tool_cog_m, tool_inertia_kgm2, tcp_offset_m, sensor_thickness_m, spec)
-    )
+    tool = _tool(tool_mass_kg, tool_cog_m, tool_inertia_kgm2, tcp_offset_m, sensor_thickness_m, spec)
+    return mjcf_text(spec, tool, hand=bool(hand), grasp_object=grasp_object, object_pose=object_pose)
+
+
+def finger_joint_names(robot: str | RobotSpec) -> tuple[str, str]:
+    """Names of the hand's two finger joints (prismatic, each finger at width/2 [m])."""
+    name = robot_spec(robot).name
+    return (f"{name}_finger_joint1", f"{name}_finger_joint2")
+
+
+def grasp_object_pose(
+    robot: str | RobotSpec,
+    q_rad: Sequence[float],
+    tcp_offset_m: Sequence[float] | None = None,
+    *,
+    sensor_thickness_m: float = 0.0,
+) -> tuple[tuple[float, ...], ...]:
+    """4x4 pose (base frame) where a GraspObject stands between the open fingers at q_rad [rad].
+
+    Its centre at the hand's TCP, its z up, its y (the width) along the fingers' axis projected on the
+    horizontal plane. Forward kinematics of the URDF's chain from the parameter tables (no Pinocchio,
+    no MuJoCo). ValueError when q_rad is not NUM_JOINTS finite numbers or the fingers' axis is vertical.
+    """
+    spec = robot_spec(robot)
+    q = tuple(float(v) for v in q_rad)
+    if len(q) != NUM_JOINTS or not all(math.isfinite(v) for v in q):
+        raise ValueError(f"q_rad must be {NUM_JOINTS} finite joint positions, got {q_rad!r}")
+    tool = _tool(0.0, (0.0, 0.0, 0.0), (0.0,) * 6, tcp_offset_m, sensor_thickness_m, spec)
+    return object_pose_at_tcp(tcp_pose(spec, q, tool.tcp_offset_m, tool.sensor_thickness_m))
