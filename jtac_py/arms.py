@@ -1,5 +1,5 @@
 """The one place that builds an arm from parameter values (``hardware``, ``robot``, ``robot_ip``,
-``late_commands``): the Controller without an arm given and the ROS node both call ``build_arm``.
+``late_commands``, ``hand``): the Controller without an arm given and the ROS node both call ``build_arm``.
 
 A new backend is a builder in ``ARM_BUILDERS`` (and its name in the ``hardware`` parameter's
 ``one_of`` in ``params/``); what it returns must implement ``jtac_py.hardware.Arm``.
@@ -16,13 +16,20 @@ __all__ = ["ARM_BUILDERS", "build_arm"]
 
 
 def _simulated_arm(values: Mapping[str, Any]) -> Arm:
-    """The simulated arm on its own 1 kHz clock, as a real one runs (lockstep is built by hand)."""
-    return SimulatedArm(values["robot"], clock="realtime")
+    """The simulated arm on its own 1 kHz clock, as a real one runs (lockstep is built by hand); with
+    ``hand`` the Franka Hand is in its model."""
+    return SimulatedArm(values["robot"], clock="realtime", hand=bool(values["hand"]))
 
 
 def _franka_arm(values: Mapping[str, Any]) -> Arm:
-    """Connects to the control unit at robot_ip; the motion starts with Controller.start()."""
-    return FrankaArm(values["robot_ip"], robot=values["robot"], late_commands=values["late_commands"])
+    """Connects to the control unit at robot_ip (and with ``hand`` to its hand); the motion starts
+    with Controller.start()."""
+    return FrankaArm(
+        values["robot_ip"],
+        robot=values["robot"],
+        late_commands=values["late_commands"],
+        hand=bool(values["hand"]),
+    )
 
 
 #: The builder of each value of the ``hardware`` parameter: parameter values -> a connected Arm.

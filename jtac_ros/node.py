@@ -30,6 +30,10 @@ Interfaces (``~`` = the node's name, default ``joint_trajectory_admittance_contr
 ``~/wrench/<sensor_frame>/filtered``       tip's reading and its tared, filtered wrench
 ``~/wrench/<sensor_frame>/input``          subscription ``geometry_msgs/msg/WrenchStamped``, for each
                                            tip whose sensor is not the arm's: its readings
+``~/gripper_cmd``                          action ``control_msgs/action/GripperCommand``: the Franka
+                                           Hand (parameter ``hand``), franka_ros2's mapping
+``~/gripper/move``, ``grasp``, ``homing``  actions ``franka_msgs/action/Move``, ``Grasp``, ``Homing``
+``~/gripper/stop``                         service ``std_srvs/srv/Trigger``
 parameters                                 every entry of ``params/jtac_parameters.yaml``
 =========================================  ==========================================================
 
@@ -46,6 +50,7 @@ Controller, its lifecycle state, a few parameter values, the goal log):
 - ``stream_server.StreamServer``: ``~/stream`` and the chunks on ``~/joint_trajectory`` while a
   stream is open (docs/ros_node.md);
 - ``controller_manager.ControllerManagerStandIn``: list_controllers and switch_controller;
+- ``gripper_server.GripperServer``: the hand's actions and stop service;
 - ``goal_log.GoalLog``: the one rate-limited log every part writes its goal lines to.
 """
 
@@ -76,6 +81,12 @@ from jtac_ros.controller_manager import (
 )
 from jtac_ros.goal_log import GoalLog
 from jtac_ros.goal_servers import ADMITTANCE_ACTION, MOVEIT_ACTION, GoalServers
+from jtac_ros.gripper_server import (
+    GRIPPER_ACTION,
+    HAND_LIMIT_TEXT,
+    GripperServer,
+    hand_limit_parameters,
+)
 from jtac_ros.state_messages import controller_state_msg, joint_state_msg, wrench_stamped
 from jtac_ros.stream_server import STREAM_SERVICE, StreamServer
 
@@ -115,6 +126,15 @@ class JtacNode(LifecycleNode):
             log=self._goal_log,
         )
         self._streams = StreamServer(self, active_controller=self._active_controller, log=self._goal_log)
+        self._gripper = GripperServer(
+            self,
+            active_controller=self._active_controller,
+            lifecycle_state=self._lifecycle_state,
+            feedback_period_s=lambda: 1.0 / float(self._values["state_publish_rate"]),
+            log=self._goal_log,
+        )
+        if self._values["hand"]:
+            self._declare_hand_limits()
         self._controller_manager = ControllerManagerStandIn(
             self,
             joint_names=self._joint_names,
@@ -122,6 +142,20 @@ class JtacNode(LifecycleNode):
             log=self._goal_log,
             callback_group=self._group,
         )
+
+    def _declare_hand_limits(self) -> None:
+        """The Franka Hand's limits as read-only parameters (constants of the hand, not settings: a
+        parameters file's value for them is ignored)."""
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        from jtac_py.gripper import FRANKA_HAND
+
+        for name, value in hand_limit_parameters(FRANKA_HAND).items():
+            descriptor = ParameterDescriptor(
+                description=f"The Franka Hand's {HAND_LIMIT_TEXT[name]} (its datasheet; fixed)",
+                read_only=True,
+            )
+            self.declare_parameter(name, value, descriptor, ignore_override=True)
 
     # ---------------------------------------------------------------------------------- the parts' view
     def _active_controller(self) -> Controller | None:
@@ -150,6 +184,7 @@ class JtacNode(LifecycleNode):
 
         self._entities = [
             *self._goals.create_action_servers(self._group),
+            *self._gripper.create_interfaces(self._group),
             self.create_subscription(
                 JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory_msg, 10, callback_group=self._group
             ),
@@ -255,15 +290,25 @@ class JtacNode(LifecycleNode):
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from std_msgs.msg import String
 
-        from jtac_py.config import robot_description
-
         latched = QoSProfile(
             depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
         )
         publisher = self.create_publisher(String, ROBOT_DESCRIPTION_TOPIC, latched)
         urdf = getattr(controller.hardware, "urdf_xml", None)
-        publisher.publish(String(data=urdf if urdf else robot_description(controller.values)))
+        publisher.publish(String(data=urdf if urdf else self._configured_description(controller)))
         self._entities.append(publisher)
+
+    def _configured_description(self, controller: Controller) -> str:
+        """robot_description / urdf_path / the built-in robot; with a hand on a FrankaArm (which keeps
+        no URDF of its own) the built-in robot with the hand, so the fingers of joint_states have
+        links in RViz."""
+        from jtac_py import robots
+        from jtac_py.config import robot_description
+
+        values = controller.values
+        if values["hand"] and not values["robot_description"] and not values["urdf_path"]:
+            return robots.urdf_xml(values["robot"], hand=True)
+        return robot_description(values)
 
     def _create_sensor_interfaces(self, controller: Controller) -> None:
         """~/zero_fts/<frame> for every sensor frame, and ~/wrench/<frame>/input for each tip whose
@@ -397,7 +442,8 @@ class JtacNode(LifecycleNode):
                 time_from_start_s=self._goals.time_from_start_s(state),
             )
         )
-        self._topics["joints"].publish(joint_state_msg(state, names, stamp))
+        fingers = GripperServer.finger_positions(controller)
+        self._topics["joints"].publish(joint_state_msg(state, names, stamp, extra=fingers))
         for tip, frame in enumerate(controller.sensor_frames):
             self._topics[f"raw:{frame}"].publish(wrench_stamped(state.wrenches_raw[tip], frame, stamp))
             self._topics[f"filtered:{frame}"].publish(
@@ -446,6 +492,7 @@ __all__ = [
     "ADMITTANCE_ACTION",
     "CONTROLLER_TYPE",
     "DEFAULT_NODE_NAME",
+    "GRIPPER_ACTION",
     "LIST_CONTROLLERS_SERVICE",
     "MOVEIT_ACTION",
     "ROBOT_DESCRIPTION_TOPIC",

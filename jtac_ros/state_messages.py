@@ -102,13 +102,28 @@ def controller_state_msg(
     return msg
 
 
-def joint_state_msg(state: Any, joint_names: Sequence[str], stamp: Any) -> JointState:
-    """sensor_msgs/JointState of the measured joints: position (q), velocity (dq); effort empty."""
+def joint_state_msg(
+    state: Any,
+    joint_names: Sequence[str],
+    stamp: Any,
+    extra: tuple[Sequence[str], Sequence[float]] | None = None,
+) -> JointState:
+    """sensor_msgs/JointState of the measured joints: position (q), velocity (dq); effort empty.
+
+    `extra`: further joints after the controlled ones, (names, positions) — the hand's fingers (each
+    at width / 2 [m]); their velocity is 0, as franka_gripper publishes them."""
     msg = JointState()
     msg.header.stamp = as_time_msg(stamp)
     msg.name = [str(n) for n in joint_names]
     msg.position = _joint_array(state.q, joint_names, "q")
     msg.velocity = _joint_array(state.dq, joint_names, "dq")
+    if extra is not None:
+        names, positions = extra
+        if len(names) != len(positions):
+            raise ValueError(f"extra joints: {len(names)} names but {len(positions)} positions")
+        msg.name += [str(n) for n in names]
+        msg.position.extend(float(p) for p in positions)
+        msg.velocity.extend(0.0 for _ in names)
     return msg
 
 

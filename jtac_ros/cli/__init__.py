@@ -7,6 +7,8 @@ Subcommands (``jtac <command> --help`` for the options)::
     jtac cancel [--moveit]                                    cancel every goal of the node's action
     jtac tare FRAME                                           zero the F/T sensor of FRAME
     jtac time-scale [PERCENT]                                 set (or show) time_scale_percentage
+    jtac gripper move W [--speed] | grasp W [--force --speed --epsilon-inner --epsilon-outer]
+                 | home | stop | state                        the Franka Hand (parameter hand)
     jtac state [--count N]                                    echo the controller state
     jtac echo TOPIC [--count N]                               print a topic's messages (controller_state,
                                                               joint_states, wrench/<frame>/raw, ...)

@@ -11,6 +11,7 @@ from jtac_py.cli.common import EXIT_USAGE, run_verb
 from jtac_ros.cli import (
     cancel,
     echo,
+    gripper,
     lifecycle,
     list_controllers,
     param,
@@ -33,6 +34,7 @@ ROS_VERBS = (
     cancel,
     tare,
     time_scale,
+    gripper,
     state,
     echo,
     param,
