@@ -142,6 +142,7 @@ class Gripper:
         self._listeners: list[Callable[[GripperEvent], Any]] = []
         self._last_error: str | None = None
         self._opened = False
+        self._lost = False  # the link broke: open() connects again
         self._open_lock = threading.Lock()  # opening and closing the backend
         self._thread: threading.Thread | None = None
         self._stop_thread = threading.Event()
@@ -212,7 +213,7 @@ class Gripper:
         result, from the gripper's thread."""
         with self._lock:
             self._listeners.append(fn)
-        self.open()
+        self._ensure_open()
 
     def remove_listener(self, fn: Callable[[GripperEvent], Any]) -> None:
         with self._lock, contextlib.suppress(ValueError):
@@ -223,7 +224,7 @@ class Gripper:
         """Lockstep: reads the hand once and reports (Controller.step() calls it after stepping).
         Nothing where a thread serves the hand."""
         if self.present and self._backend.needs_polling and self._thread is None:
-            self.open()
+            self._ensure_open()
             self._backend.poll()
 
     def close(self) -> None:
@@ -271,7 +272,9 @@ class Gripper:
             self._finish(handle, code, message, width_m, time_s)
 
     def _on_lost(self, message: str) -> None:
-        """The link to the hand broke: every open command ends CONNECTION_LOST."""
+        """The link to the hand broke: every open command ends CONNECTION_LOST (and every new one,
+        until open() connects again)."""
+        self._lost = True
         self._last_error = message
         self._end_all(Code.CONNECTION_LOST, message)
 
@@ -282,7 +285,7 @@ class Gripper:
             self._finish(handle, Code.NO_HAND, "the arm has no hand", math.nan)
             return handle
         checked = check_command(self.limits, command, **values)  # type: ignore[arg-type]
-        self.open()
+        self._ensure_open()
         issued_at_s = self.now()
         try:
             with self._lock:  # the handle is registered before any report of its id can arrive
@@ -344,7 +347,10 @@ class Gripper:
     def open(self) -> None:
         """Opens the link to the hand now (idempotent; the first command, listener or poll() does it
         otherwise): a Franka Hand connects (ConnectionError when it does not answer within 2 s); a
-        polled hand in real time gets its service thread."""
+        polled hand in real time gets its service thread. After a lost link it connects again (the
+        only call that may wait, up to the connect timeout)."""
+        if self._lost:
+            self.close()
         if not self.present or self._opened:
             return
         with self._open_lock:
@@ -352,10 +358,16 @@ class Gripper:
                 return
             self._backend.open(self)
             self._opened = True
+            self._lost = False
             if self._backend.needs_polling and not self.lockstep:
                 self._stop_thread.clear()
                 self._thread = threading.Thread(target=self._serve, name="jtac::gripper", daemon=True)
                 self._thread.start()
+
+    def _ensure_open(self) -> None:
+        """open() unless it is open or its link was lost (a command never waits to connect again)."""
+        if not self._opened and not self._lost:
+            self.open()
 
     def _serve(self) -> None:
         """The service thread: reads the hand every POLL_PERIOD_S (waits without a lock)."""
