@@ -379,8 +379,8 @@ class GripperServer:
         elif code is GripperResultCode.PREEMPTED and goal_handle.is_cancel_requested:
             self._log.log("info", text.replace(": preempted", ": canceled", 1))
             goal_handle.canceled()
-        elif code is GripperResultCode.PREEMPTED:
-            self._log.log("info", text + ": replaced by a newer gripper command")
+        elif code is GripperResultCode.PREEMPTED:  # a newer command, or the node deactivated
+            self._log.log("info", text)
             goal_handle.abort()
         else:
             self._log.log("warning" if code is GripperResultCode.NOT_GRASPED else "error", text)
