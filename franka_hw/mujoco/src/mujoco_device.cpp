@@ -36,6 +36,7 @@ MujocoDevice::MujocoDevice(const MujocoDeviceConfig& config) { configure(config)
 MujocoDevice::~MujocoDevice() { release(); }
 
 void MujocoDevice::release() noexcept {
+  hand_actuator_ = -1;
   if (data_ != nullptr) {
     mj_deleteData(data_);
     data_ = nullptr;
@@ -146,6 +147,7 @@ void MujocoDevice::configure(const MujocoDeviceConfig& config) {
       force_sensor_adr_ = m->sensor_adr[force];
       torque_sensor_adr_ = m->sensor_adr[torque];
     }
+    find_hand(config.name_prefix);
     stiffness_Nm_rad_ = config.stiffness_Nm_rad;
     damping_Nm_s_rad_ = config.damping_Nm_s_rad;
     clock_ = config.clock;
@@ -177,9 +179,14 @@ void MujocoDevice::reset(const JointArray& q_rad) {
   if (!all_finite(q_rad)) {
     throw std::invalid_argument("MujocoDevice::reset: q_rad must be finite");
   }
-  mj_resetData(model_, data_);
+  mj_resetData(model_, data_);  // also every free body (the grasp object) back to its model pose
   for (int j = 0; j < kNumJoints; ++j) {
     data_->qpos[qpos_adr_[j]] = q_rad[j];
+  }
+  if (has_hand()) {  // open
+    data_->qpos[finger_qpos_adr_[0]] = 0.5 * kHandMaxWidthM;
+    data_->qpos[finger_qpos_adr_[1]] = 0.5 * kHandMaxWidthM;
+    hand_.reset(kHandMaxWidthM);
   }
   mj_forward(model_, data_);  // kinematics and bias at q_rad for the first tick
   bad_qacc_warnings_ = divergence_warnings(data_);
@@ -305,6 +312,7 @@ void MujocoDevice::step_one_tick() noexcept {
     tau_applied_Nm_[j] = tau;
     d->ctrl[actuator_[j]] = tau / torque_per_ctrl_[j];
   }
+  step_hand();
   mj_step2(m, d);
 
   // Expire pushes; order is kept so that sums stay bit-identical from run to run.
@@ -419,6 +427,69 @@ void MujocoDevice::inject_sensor_fault(double value, double duration_s) {
   const auto ticks = std::max<std::int64_t>(1, std::llround(duration_s / period_s_));
   fault_value_requested_.store(value, std::memory_order_release);
   fault_ticks_requested_.store(ticks, std::memory_order_release);
+}
+
+void MujocoDevice::find_hand(const std::string& prefix) {
+  const mjModel* m = model_;
+  hand_actuator_ = -1;
+  const std::string finger_names[2] = {prefix + "_finger_joint1", prefix + "_finger_joint2"};
+  const std::string actuator_name = prefix + "_hand";
+  const int fingers[2] = {mj_name2id(m, mjOBJ_JOINT, finger_names[0].c_str()),
+                          mj_name2id(m, mjOBJ_JOINT, finger_names[1].c_str())};
+  const int act = mj_name2id(m, mjOBJ_ACTUATOR, actuator_name.c_str());
+  if (fingers[0] < 0 && fingers[1] < 0 && act < 0) {
+    return;  // no hand
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (fingers[i] < 0 || m->jnt_type[fingers[i]] != mjJNT_SLIDE) {
+      throw std::runtime_error("MujocoDevice: the hand's finger joint '" + finger_names[i] +
+                               "' is missing or not a slide joint");
+    }
+    finger_qpos_adr_[static_cast<std::size_t>(i)] = m->jnt_qposadr[fingers[i]];
+    finger_dof_adr_[static_cast<std::size_t>(i)] = m->jnt_dofadr[fingers[i]];
+  }
+  if (act < 0 || m->actuator_dyntype[act] != mjDYN_NONE || m->actuator_gaintype[act] != mjGAIN_FIXED ||
+      m->actuator_biastype[act] != mjBIAS_NONE) {
+    throw std::runtime_error("MujocoDevice: the model has finger joints but no motor actuator '" +
+                             actuator_name + "'");
+  }
+  hand_force_per_ctrl_N_ = m->actuator_gear[6 * act] * m->actuator_gainprm[mjNGAIN * act];
+  if (!(std::abs(hand_force_per_ctrl_N_) > 0.0)) {
+    throw std::runtime_error("MujocoDevice: actuator '" + actuator_name + "' has zero gear or gain");
+  }
+  hand_actuator_ = act;
+}
+
+// The hand's controller on the width at the tick's start (the state of tick_), its force for the step.
+void MujocoDevice::step_hand() noexcept {
+  if (hand_actuator_ < 0) {
+    return;
+  }
+  const mjData* d = data_;
+  const double width_m = d->qpos[finger_qpos_adr_[0]] + d->qpos[finger_qpos_adr_[1]];
+  const double width_velocity_m_s = d->qvel[finger_dof_adr_[0]] + d->qvel[finger_dof_adr_[1]];
+  const double force_N = hand_.update(width_m, width_velocity_m_s, period_s_, tick_);
+  data_->ctrl[hand_actuator_] = force_N / hand_force_per_ctrl_N_;
+}
+
+std::uint64_t MujocoDevice::hand_command(const HandCommand& command) {
+  if (model_ == nullptr) {
+    throw std::logic_error("MujocoDevice::hand_command: not configured");
+  }
+  if (!has_hand()) {
+    throw std::logic_error("MujocoDevice::hand_command: the model has no hand");
+  }
+  return hand_.command(command);
+}
+
+HandState MujocoDevice::hand_state() const noexcept {
+  if (!has_hand()) {
+    HandState none;
+    none.width_m = std::numeric_limits<double>::quiet_NaN();
+    none.width_velocity_m_s = std::numeric_limits<double>::quiet_NaN();
+    return none;
+  }
+  return hand_.state();
 }
 
 int MujocoDevice::find_frame(const std::string& frame, int& site) const {

@@ -1,5 +1,6 @@
 // MujocoDevice's read_once()/write_once() allocate nothing after configure(), MuJoCo's mj_step1 /
-// mj_step2 / mj_applyFT included: the counter replaces malloc for the whole process, libmujoco too.
+// mj_step2 / mj_applyFT and the simulated hand's controller (contacts included): the counter replaces
+// malloc for the whole process, libmujoco too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,14 +17,16 @@ using jtac::hw::ClockMode;
 using jtac::hw::DeviceCommand;
 using jtac::hw::DeviceState;
 using jtac::hw::DeviceStatus;
+using jtac::hw::HandCommand;
+using jtac::hw::HandCommandKind;
 using jtac::hw::kFr3HomeRad;
 using jtac::hw::MujocoDevice;
 using jtac::hw::MujocoDeviceConfig;
 using jtac::hw::WrenchArray;
 using jtac::test::count_allocations;
 
-MujocoDeviceConfig config_for(ClockMode clock) {
-  std::ifstream in(JTAC_FR3_TOOL_MJCF);
+MujocoDeviceConfig config_for(ClockMode clock, const char* path = JTAC_FR3_TOOL_MJCF) {
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   MujocoDeviceConfig config;
@@ -70,6 +73,41 @@ TEST(MujocoDeviceNoAlloc, RealTimeReadWrite) {
   drive(device, 5, failures);
   EXPECT_EQ(count_allocations([&] { drive(device, 100, failures); }), 0);
   EXPECT_EQ(failures, 0);
+}
+
+// The Franka Hand's controller runs inside the tick: a move, a grasp of the box (contacts), a stop and
+// homing, each taken and run inside the counted window; hand_state() read there too.
+TEST(MujocoDeviceNoAlloc, LockstepWithTheHandAndAGrasp) {
+  MujocoDevice device(config_for(ClockMode::kLockstep, JTAC_FR3_HAND_OBJECT_MJCF));
+  ASSERT_TRUE(device.has_hand());
+  int failures = 0;
+  drive(device, 10, failures);
+  HandCommand move;
+  move.kind = HandCommandKind::kMove;
+  move.width_m = 0.05;
+  move.speed_m_s = 0.1;
+  HandCommand grasp = move;
+  grasp.kind = HandCommandKind::kGrasp;
+  grasp.width_m = 0.03;
+  grasp.force_N = 20.0;
+  HandCommand stop;
+  stop.kind = HandCommandKind::kStop;
+  HandCommand homing;
+  homing.kind = HandCommandKind::kHoming;
+  const HandCommand sequence[] = {move, grasp, stop, homing};
+  std::int64_t allocations = 0;
+  double width_sum_m = 0.0;
+  for (const HandCommand& command : sequence) {
+    device.hand_command(command);  // the command side may allocate (it never does here); not counted
+    allocations += count_allocations([&] {
+      drive(device, 700, failures);
+      width_sum_m += device.hand_state().width_m;
+    });
+  }
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(failures, 0);
+  EXPECT_GT(width_sum_m, 0.0);
+  EXPECT_EQ(device.hand_state().command_id, 4U);
 }
 
 }  // namespace

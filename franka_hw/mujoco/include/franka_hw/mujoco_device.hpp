@@ -33,6 +33,12 @@
 // pushes_active() from any thread. Everything else (configure, reset, model/data access) only while
 // no other thread is in read_once()/write_once().
 //
+// The Franka Hand. A model with the finger joints `<prefix>_finger_joint1/2` and the actuator
+// `<prefix>_hand` (jtac_py.robots' hand=True) has the hand: its controller (simulated_hand.hpp) runs in
+// each tick, after the arm's torques and before mj_step2, on the width q1 + q2 at the tick's start.
+// reset() opens it (0.08 m) and puts every other free body (the grasp object) back where the model
+// has it. The arm's joint impedance never sees the fingers: only the seven arm joints are commanded.
+//
 // Allocation: all memory is claimed in configure(). MuJoCo's mj_step1/mj_step2/mj_applyFT use the
 // mjData arena made by mj_makeData and call no malloc (checked by test_mujoco_device_noalloc).
 #pragma once
@@ -44,6 +50,7 @@
 #include <vector>
 
 #include "franka_hw/device.hpp"
+#include "franka_hw/simulated_hand.hpp"
 
 struct mjModel_;
 struct mjData_;
@@ -122,6 +129,19 @@ class MujocoDevice final : public Device {
   /// finite and > 0, std::logic_error when the model has no F/T sensor.
   void inject_sensor_fault(double value, double duration_s);
 
+  /// Whether the model has the Franka Hand (finger joints and the hand actuator, see the top).
+  bool has_hand() const noexcept { return hand_actuator_ >= 0; }
+
+  /// Hands `command` to the hand's controller, which starts it at the next tick and thereby aborts
+  /// the running one; returns its id (> 0, increasing). Any thread; never blocks the device's thread.
+  /// Throws std::invalid_argument naming the field and value of an invalid command
+  /// (validate_hand_command), std::logic_error when unconfigured or the model has no hand.
+  std::uint64_t hand_command(const HandCommand& command);
+
+  /// The hand at the last tick (a consistent snapshot; its `tick` is the device tick whose state
+  /// width_m measures). Without a hand: width_m NaN, status kIdle. Any thread.
+  HandState hand_state() const noexcept;
+
   /// Pushes in force (being applied, or waiting for the next tick). Any thread.
   int pushes_active() const noexcept;
   /// Pushes that found kMaxPushes already in force and were dropped, since configure/reset.
@@ -153,6 +173,8 @@ class MujocoDevice final : public Device {
   void fill_state(DeviceState& state) const noexcept;
   std::int64_t now_ns() const noexcept;
   int find_frame(const std::string& frame, int& site) const;
+  void find_hand(const std::string& prefix);
+  void step_hand() noexcept;
 
   mjModel_* model_ = nullptr;
   mjData_* data_ = nullptr;
@@ -172,6 +194,13 @@ class MujocoDevice final : public Device {
   int force_sensor_adr_ = -1;   // sensordata address of the force sensor, -1 without
   int torque_sensor_adr_ = -1;  // sensordata address of the torque sensor, -1 without
   int bad_qacc_warnings_ = 0;   // MuJoCo's mjWARN_BADQACC count when last checked
+
+  // The Franka Hand, when the model has one (hand_actuator_ >= 0).
+  std::array<int, 2> finger_qpos_adr_{};
+  std::array<int, 2> finger_dof_adr_{};
+  int hand_actuator_ = -1;
+  double hand_force_per_ctrl_N_ = 1.0;  // force on each finger per unit of the actuator's ctrl [N]
+  SimulatedHand hand_;
 
   // Command state (real-time thread only).
   DeviceCommand command_in_force_{};  // applied at the last tick
