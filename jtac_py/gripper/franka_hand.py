@@ -4,7 +4,8 @@ One TCP connection to port 1338 on the robot's address carries the commands (wri
 under a small lock, so a call returns as soon as the bytes are out) and their responses; the hand
 broadcasts its state over UDP to the port the Connect named. A reader thread waits on both sockets
 with select (no lock held while it waits) and reports to the Gripper: every UDP state, every
-response of a command it issued (by command_id), and a lost link.
+response of a command it issued (by command_id; the result goes out with the next state, so that
+its width is the one after the command: the answer can overtake the datagram), and a lost link.
 
 Preemption as libfranka does it: a new command while one runs sends Stop first, then the new one;
 the running one then answers kAborted (the Gripper has already ended its handle PREEMPTED).
@@ -37,6 +38,9 @@ STATE_TIMEOUT_S = 1.0
 _SELECT_S = 0.05
 #: How long a write may take before the link counts as lost [s].
 _SEND_TIMEOUT_S = 1.0
+#: A move answered kSuccess whose fingers stopped farther than this from its width was blocked [m]
+#: (franka-sim's hand answers kSuccess for a move that an object stopped; the default grasp band).
+MOVE_TOLERANCE_M = 0.005
 
 _STATUS_MESSAGES = {
     fp.Status.FAIL: "the hand failed the command (kFail)",
@@ -72,6 +76,9 @@ class FrankaHand:
         self._next_id = 1
         self._pending: dict[int, tuple[str, dict[str, float]]] = {}  # id -> command, values
         self._own_stops: set[int] = set()  # the Stops sent before a new command: no handle waits
+        # Answered commands whose result waits for the next state, so that its width is the one after
+        # the command (the answer can overtake the state datagram): (id, command, values, status).
+        self._answered: list[tuple[int, str, dict[str, float], fp.Status]] = []
         self._lost: str | None = None
         self._latest: tuple[fp.StateDatagram, float] | None = None  # state, received at [gripper clock]
         self._reader: threading.Thread | None = None
@@ -85,6 +92,7 @@ class FrankaHand:
         self._lost, self._latest = None, None
         self._pending.clear()
         self._own_stops.clear()
+        self._answered.clear()
         try:
             self._connect()
         except BaseException:
@@ -200,8 +208,13 @@ class FrankaHand:
         gripper = self._gripper
         received_s = gripper.now() if gripper is not None else time.monotonic()
         self._latest = (state, received_s)
-        if gripper is not None:
-            gripper._on_state(_state(state, received_s, received_s, self._running_command()))
+        if gripper is None:
+            return
+        gripper._on_state(_state(state, received_s, received_s, self._running_command()))
+        answered, self._answered = self._answered, []
+        for command_id, command, values, status in answered:
+            code, message = _outcome(command, values, status, state.width_m)
+            gripper._on_end(command_id, code, message, state.width_m, received_s)
 
     def _take_response(self, response: fp.Response) -> None:
         with self._send_lock:
@@ -209,18 +222,15 @@ class FrankaHand:
                 self._own_stops.discard(response.command_id)
                 return
             entry = self._pending.pop(response.command_id, None)
-        gripper = self._gripper
-        if entry is None or gripper is None:
-            return
-        command, values = entry
-        code, message = _outcome(command, values, fp.Status(response.status), self._width_m())
-        gripper._on_end(response.command_id, code, message, self._width_m())
+        if entry is not None:  # the result follows with the next state (the reader's own list)
+            self._answered.append((response.command_id, *entry, fp.Status(response.status)))
 
     def _lose(self, message: str) -> None:
         with self._send_lock:
             self._lost = message
             self._pending.clear()
             self._own_stops.clear()
+            self._answered.clear()
         gripper = self._gripper
         if gripper is not None:
             gripper._on_lost(message)
@@ -241,10 +251,6 @@ class FrankaHand:
     def _running_command(self) -> str | None:
         commands = [name for name, _ in list(self._pending.values()) if name != "stop"]
         return commands[-1] if commands else None
-
-    def _width_m(self) -> float:
-        latest = self._latest
-        return math.nan if latest is None else latest[0].width_m
 
     def _close_sockets(self) -> None:
         for sock in (self._tcp, self._udp):
@@ -271,7 +277,17 @@ def _request(command: str, command_id: int, values: dict[str, float]) -> bytes:
 
 
 def _outcome(command: str, values: dict[str, float], status: fp.Status, width_m: float) -> tuple[Code, str]:
-    """A response's code and message: kUnsuccessful is NOT_GRASPED for a grasp, BLOCKED otherwise."""
+    """A response's code and message: kUnsuccessful is NOT_GRASPED for a grasp, BLOCKED otherwise;
+    a move that succeeded short of its width (by more than MOVE_TOLERANCE_M) is BLOCKED too."""
+    if (
+        status is fp.Status.SUCCESS
+        and command == "move"
+        and abs(width_m - values["width_m"]) > MOVE_TOLERANCE_M
+    ):
+        return Code.BLOCKED, (
+            f"the hand answered kSuccess, but the fingers stopped at {width_m * 1e3:.1f} mm, short of "
+            f"{values['width_m'] * 1e3:.1f} mm"
+        )
     if status is fp.Status.SUCCESS:
         return Code.SUCCEEDED, ""
     if status is fp.Status.ABORTED:

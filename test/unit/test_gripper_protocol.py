@@ -43,13 +43,15 @@ def _loopback_ip(slot: int) -> str:
 class ScriptedHand:
     """A hand on (ip, port) in this process: answers Connect (version), then each command with the
     status `answer(command, command_id)` gives (None: no answer yet; `answer_later` sends it), and
-    sends a UDP state every state_period_s while `broadcasting`. Records every request's bytes."""
+    sends a UDP state every state_period_s while `broadcasting` (a successful move or grasp sets the
+    width at once, a homing opens fully). Records every request's bytes."""
 
     def __init__(self, ip: str, port: int = 0, *, state_period_s: float = 0.01, version: int = fp.VERSION):
         self.requests: list[bytes] = []
         self.answer = lambda command, command_id: fp.Status.SUCCESS
         self.broadcasting = True
         self.width_m = 0.05
+        self.object_width_m: float | None = None  # stops a successful move short, as franka-sim's does
         self.version = version
         self.connect_answer = True
         self._state_period_s = state_period_s
@@ -109,6 +111,11 @@ class ScriptedHand:
                 self._client.sendall(fp.HEADER.pack(0, command_id, fp.HEADER.size + 4) + payload)
             return
         status = self.answer(command, command_id)
+        if status is fp.Status.SUCCESS and command in (fp.Command.MOVE, fp.Command.GRASP):
+            self.width_m = struct.unpack_from("<d", message, fp.HEADER.size)[0]  # there at once
+            self.width_m = max(self.width_m, self.object_width_m or 0.0)
+        elif status is fp.Status.SUCCESS and command is fp.Command.HOMING:
+            self.width_m = 0.08
         if status is not None:
             self._client.sendall(_response(command, command_id, status))
 
@@ -253,7 +260,16 @@ def test_each_status_gives_its_result(hand, gripper, command, status, code):
     if code is Code.FAILED:
         assert "kFail" in result.message
         assert "kFail" in gripper.state.last_error
-    assert result.width_m == pytest.approx(0.05)
+    assert result.width_m == pytest.approx(0.02 if (command, code) == ("move", Code.SUCCEEDED) else 0.05)
+
+
+def test_a_move_answered_success_short_of_its_width_is_blocked(hand, gripper):
+    hand.object_width_m = 0.03
+    blocked = gripper.move(0.02).result(RESULT_TIMEOUT_S)
+    assert blocked.code is Code.BLOCKED
+    assert blocked.width_m == pytest.approx(0.03)
+    assert "kSuccess, but the fingers stopped at 30.0 mm, short of 20.0 mm" in blocked.message
+    assert gripper.move(0.026).result(RESULT_TIMEOUT_S).success  # within MOVE_TOLERANCE_M (5 mm)
 
 
 def test_a_new_command_sends_stop_then_itself_and_preempts(hand, gripper):
