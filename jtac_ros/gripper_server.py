@@ -383,7 +383,9 @@ class GripperServer:
             self._log.log("info", text)
             goal_handle.abort()
         else:
-            self._log.log("warning" if code is GripperResultCode.NOT_GRASPED else "error", text)
+            # Nothing held or an object in the way is the task's outcome; a failure of the hand is an error.
+            ordinary = code in (GripperResultCode.NOT_GRASPED, GripperResultCode.BLOCKED)
+            self._log.log("warning" if ordinary else "error", text)
             goal_handle.abort()
         return result
 

@@ -21,6 +21,7 @@ from action_msgs.msg import GoalStatus  # noqa: E402
 from control_msgs.action import GripperCommand  # noqa: E402
 from franka_msgs.action import Grasp, Homing, Move  # noqa: E402
 from node_rig import Rig  # noqa: E402
+from rcl_interfaces.msg import Log  # noqa: E402
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
@@ -152,8 +153,12 @@ def test_gripper_cmd_grasp_outside_the_band_aborts_stalled(hand_with_object):
     hand = hand_with_object
     open_hand(hand)
     # 10 mm asked, the 30 mm box stops the fingers: outside 10 ± 5 mm, stopped above it.
+    since = len(hand.rig.logs)
     response = hand.run(hand.gripper_cmd, gripper_cmd_goal(0.005, max_effort_n=20.0))
     assert response.status == GoalStatus.STATUS_ABORTED
+    hand.rig.wait_for(
+        lambda: any("not_grasped" in m.msg for m in hand.rig.log_lines(since, Log.WARN)), what="WARN line"
+    )
     result = response.result
     assert not result.reached_goal and result.stalled
     assert abs(2 * result.position - OBJECT_WIDTH_M) < 5 * MM
@@ -193,6 +198,7 @@ def test_a_new_goal_preempts_and_a_cancel_stops(hand):
     second_response = hand.rig.wait(second.get_result_async(), 10.0)
     assert second_response.status == GoalStatus.STATUS_SUCCEEDED
     assert abs(second_response.result.position - 0.04) < 0.5 * MM
+    assert "preempted by move" in first_response.result.error
 
     # A cancel stops the hand where it is: CANCELED, and the width holds afterwards.
     closing = hand.rig.send(Move.Goal(width=0.0, speed=0.02), hand.move)
