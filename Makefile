@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench fuzz fuzz-modes clean
+.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench bench-gripper fuzz fuzz-modes clean
 
 # Everything: the venv with every pinned wheel, the ROS interfaces, the C++ libraries, module and tests.
 setup:
@@ -102,6 +102,11 @@ bench: setup
 	build/bench/bench/bench_trajectory_update
 	build/bench/bench/bench_jtac_update
 	$(PY) bench/bench_python_stall.py
+
+# The Franka Hand on franka-sim: jtac's Gripper against pylibfranka.Gripper, and the arm beside it
+# (about 2 minutes; not in `make test`). --write-figures updates docs/gripper_figures.md.
+bench-gripper: setup setup-franka-sim
+	$(PY) bench/bench_gripper.py $(BENCH_GRIPPER_ARGS)
 
 clean:
 	rm -rf build $(VENV) .venv-sim
