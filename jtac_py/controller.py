@@ -94,7 +94,8 @@ class Controller(LoopView):
             self._core, self._slot, self._events, self.controller_time, wait_a_cycle, step_until
         )
         self._last_law: CustomLawTenant | None = None  # its error stays until the next use_law()
-        self._gripper = _gripper_of(hardware, self._gripper_time, stepper)
+        self._gripper = getattr(hardware, "gripper", None) or Gripper()  # no hand: NO_HAND results
+        self._attach_gripper()
         self._started = False
 
     # ---------------------------------------------------------------------------- properties
@@ -130,6 +131,8 @@ class Controller(LoopView):
             self._events.start_thread()
             self._parts.wait_for_cycle_after(cycles_before, self.hardware)
         self._started = True
+        self._attach_gripper()
+        self._gripper.open()  # a Franka Hand closed by an earlier stop() connects again
         return self
 
     def stop(self) -> None:
@@ -146,6 +149,8 @@ class Controller(LoopView):
         for recording in list(self._events.recordings):
             recording.stop()
         self._gripper.close()  # its thread and link; the hand keeps what it holds
+        self._gripper.set_clock(time.monotonic, robot_time=False)  # the arm's own again
+        self._gripper.set_stepping(None, None)
         # The loop is stopped: the slot goes back to the JTAC without a hand-over (the next start()
         # begins from the robot's echo at rest).
         if self._slot.tenant is not None:
@@ -417,6 +422,12 @@ class Controller(LoopView):
         self._events.pump()
         self._gripper.poll()
 
+    def _attach_gripper(self) -> None:
+        """The hand on this controller's clock, stepped with a lockstep arm."""
+        self._gripper.set_clock(self._gripper_time)
+        if self._stepper is not None:
+            self._gripper.set_stepping(self._stepper.step_until, self._stepper.step_chunk)
+
     def _gripper_time(self) -> float:
         """The gripper's clock: the robot time of the last cycle's state (0 before the first)."""
         snap = self._loop.snapshot()
@@ -429,13 +440,3 @@ class Controller(LoopView):
     def __repr__(self) -> str:
         state = "started" if self._started else "stopped"
         return f"Controller({self.hardware!r}, update_rate={self.update_rate_hz} Hz, {state})"
-
-
-def _gripper_of(hardware: Arm, clock: Any, stepper: Stepper | None) -> Gripper:
-    """The arm's gripper (a Gripper without a hand for an arm that has none) on the controller's
-    clock; lockstep: its waits step the arm."""
-    gripper = getattr(hardware, "gripper", None) or Gripper()
-    gripper.set_clock(clock)
-    if stepper is not None:
-        gripper.set_stepping(stepper.step_until, stepper.step_chunk)
-    return gripper

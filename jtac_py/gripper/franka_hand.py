@@ -54,6 +54,7 @@ class FrankaHand:
     limits: the hand's (FRANKA_HAND); state_timeout_s: UDP silence that counts as a lost link [s]."""
 
     needs_polling = False
+    opens_at_once = False
 
     def __init__(
         self,
@@ -105,7 +106,8 @@ class FrankaHand:
     def issue(self, command: str, values: dict[str, float]) -> int:
         with self._send_lock:
             if self._lost is not None or self._tcp is None:
-                raise ConnectionError(self._lost or f"the Franka Hand at {self.ip} is not connected")
+                closed = f"the Franka Hand at {self.ip} is not connected: Gripper.open() connects"
+                raise ConnectionError(self._lost or closed)
             running = any(name != "stop" for name, _ in self._pending.values())
             if running and command != "stop":
                 stop_id = self._take_id()

@@ -51,6 +51,8 @@ class HandBackend(Protocol):
     limits: HandLimits | None
     #: True: the Gripper polls it (a service thread in real time, poll() in lockstep).
     needs_polling: bool
+    #: True: open() never waits (the first command may open it); False: only open() connects.
+    opens_at_once: bool
 
     def open(self, gripper: Gripper) -> None:
         """Starts reporting to `gripper` (connects, starts a reader thread where there is one)."""
@@ -365,8 +367,8 @@ class Gripper:
                 self._thread.start()
 
     def _ensure_open(self) -> None:
-        """open() unless it is open or its link was lost (a command never waits to connect again)."""
-        if not self._opened and not self._lost:
+        """open() where that never waits and the link was not lost (a command never waits to connect)."""
+        if not self._opened and not self._lost and self._backend.opens_at_once:
             self.open()
 
     def _serve(self) -> None:

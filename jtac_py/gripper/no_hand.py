@@ -30,6 +30,7 @@ class NoHand:
 
     limits = None
     needs_polling = False
+    opens_at_once = True
 
     def open(self, gripper: Any) -> None:
         """Nothing to open."""

@@ -32,6 +32,7 @@ class SimulatedHand:
     the Controller's."""
 
     needs_polling = True
+    opens_at_once = True
 
     def __init__(self, device: Any, limits: HandLimits = FRANKA_HAND, period_s: float = PACKET_S) -> None:
         if not device.has_hand:

@@ -178,3 +178,25 @@ def test_a_killed_link_ends_the_command_connection_lost_and_the_arm_goes_on(hand
     finally:
         controller.stop()
         arm.close()
+
+
+def test_frankaarms_hand_runs_on_the_controllers_clock(hand_sim):
+    from jtac_py.hardware import FrankaArm
+
+    arm = FrankaArm(hand_sim.ip, use_estimated_wrench=False, late_commands="applied", hand=True)
+    controller = Controller(arm).start()
+    try:
+        gripper = controller.gripper
+        assert gripper is arm.gripper and gripper.present
+        result = gripper.move(0.06).result(RESULT_TIMEOUT_S)
+        assert result.success
+        state = gripper.state
+        # Measured on the robot's time base, which the controller's state carries.
+        assert abs(state.time_s - controller.controller_time()) < 0.1
+        assert state.width_m == pytest.approx(0.06, abs=1e-6)
+    finally:
+        controller.stop()
+        arm.close()
+    closed = arm.gripper.move(0.05).result(0)  # at once: the arm closed its hand's link
+    assert closed.code is Code.CONNECTION_LOST
+    assert "Gripper.open() connects" in closed.message
