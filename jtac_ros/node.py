@@ -298,7 +298,8 @@ class JtacNode(LifecycleNode):
         publisher.publish(String(data=urdf if urdf else self._configured_description(controller)))
         self._entities.append(publisher)
 
-    def _configured_description(self, controller: Controller) -> str:
+    @staticmethod
+    def _configured_description(controller: Controller) -> str:
         """robot_description / urdf_path / the built-in robot; with a hand on a FrankaArm (which keeps
         no URDF of its own) the built-in robot with the hand, so the fingers of joint_states have
         links in RViz."""

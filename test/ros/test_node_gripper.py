@@ -285,3 +285,21 @@ def test_without_a_hand_goals_are_rejected_with_the_reason(rig):
     rig.wait_for(lambda: states, what="joint_states")
     assert not any("finger" in n for n in states[0].name) and len(states[0].name) == 7
     assert math.isnan(rig.node._controller.gripper.state.width_m)
+
+
+def test_a_franka_arm_with_a_hand_publishes_the_builtin_robot_with_it():
+    """FrankaArm keeps no URDF of its own: the node publishes the built-in robot, with the hand when
+    the parameter says so (and the configured description when one is given)."""
+    from types import SimpleNamespace
+
+    from jtac_py.config import resolve
+    from jtac_ros.node import JtacNode
+
+    def description(**given):
+        return JtacNode._configured_description(SimpleNamespace(values=resolve(given)))
+
+    with_hand = ET.fromstring(description(hand=True))
+    movable = [j.get("name") for j in with_hand.iter("joint") if j.get("type") != "fixed"]
+    assert movable[-2:] == FINGERS and len(movable) == 9
+    assert "finger_joint" not in description(hand=False)
+    assert description(hand=True, robot_description="<robot name='mine'/>") == "<robot name='mine'/>"
