@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 
 import numpy as np
 import pytest
@@ -235,3 +236,36 @@ def test_the_arms_goal_runs_the_same_beside_the_hands_traffic():
     # Not bit-identical: the fingers' reaction forces reach the arm through the hand's mass; measured
     # 9.3e-8 rad at most over the 1.5 s goal with a grasp or release every 0.25 s.
     assert np.abs(quiet - busy).max() < 1e-6
+
+
+def test_stop_closes_the_hand_and_a_lockstep_hand_waits_only_through_a_controller():
+    arm = SimulatedArm("fr3", clock="lockstep", hand=True)
+    c = Controller(arm).start()
+    running = c.gripper.move(0.0, 0.05)
+    c.step(50)
+    c.stop()
+    result = running.result(0)
+    assert result.code is Code.PREEMPTED
+    assert "closed" in result.message
+    later = arm.gripper.move(0.05)  # the arm's own: nothing steps it now
+    with pytest.raises(RuntimeError, match="only while a Controller steps the arm"):
+        later.result(1.0)
+    c = Controller(arm).start()  # a new Controller steps it again
+    try:
+        assert c.gripper.move(0.05).result(TIMEOUT_S).success
+    finally:
+        c.stop()
+
+
+def test_the_service_thread_serves_the_hand_of_a_realtime_arm():
+    """Real time (no timing asserted): the service thread reads the hand, ends the commands and
+    feeds the listeners; stop() ends the thread."""
+    arm = SimulatedArm("fr3", clock="realtime", hand=True, grasp_object=robots.GraspObject(OBJECT_WIDTH_M))
+    events = []
+    with Controller(arm) as c:
+        c.gripper.add_listener(events.append)
+        assert c.gripper.grasp(OBJECT_WIDTH_M).result(10.0).grasped
+        assert any(t.name == "jtac::gripper" for t in threading.enumerate())
+    assert not any(t.name == "jtac::gripper" for t in threading.enumerate())
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "command" and "result" in kinds and kinds.count("state") >= 2
