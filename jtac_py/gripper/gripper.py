@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from jtac_py.gripper.no_hand import NoHand
 from jtac_py.gripper.types import (
     GripperEvent,
     GripperResult,
@@ -131,8 +132,6 @@ class Gripper:
     hand is stepped with the arm (poll() reads it; no service thread)."""
 
     def __init__(self, backend: HandBackend | None = None, *, lockstep: bool = False) -> None:
-        from jtac_py.gripper.no_hand import NoHand  # the default backend
-
         self._backend: HandBackend = NoHand() if backend is None else backend
         self.limits: HandLimits | None = self._backend.limits
         self.present = self.limits is not None
