@@ -109,7 +109,8 @@ class GripperHandle:
         return self._future.result()
 
     def add_done_callback(self, fn: Callable[[GripperResult], Any]) -> None:
-        """fn(result), once, from the gripper's thread (at once, from this one, when already done)."""
+        """fn(result), once, from the gripper's thread (from the caller's for a command ended at once:
+        preempted by the caller's new command, NO_HAND; at once, from this one, when already done)."""
         self._future.add_done_callback(lambda future: fn(future.result()))
 
     def _resolve(self, result: GripperResult) -> bool:
@@ -211,7 +212,8 @@ class Gripper:
     # ------------------------------------------------------------------------------------ listeners
     def add_listener(self, fn: Callable[[GripperEvent], Any]) -> None:
         """fn(GripperEvent) for every state sample the gripper's thread sees and every command and
-        result, from the gripper's thread."""
+        result, from the gripper's thread (a command, and the result of the one it preempts, from
+        the thread that issued it)."""
         with self._lock:
             self._listeners.append(fn)
         self._ensure_open()
