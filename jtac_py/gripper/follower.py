@@ -38,11 +38,12 @@ __all__ = [
 
 _log = logging.getLogger("jtac.gripper")
 
-#: A target that differs from the last command's width by no more than this is not sent [m]: 5 mm,
-#: half the width a closed hand gives a pen, is well above a policy's jitter between chunks and
-#: below any change of grasp a policy means.
+#: A target that differs from the last command's width by no more than this is not sent [m]: 5 mm
+#: (1/16 of the stroke) is above a policy's jitter between chunks and below any change of grasp it
+#: means.
 WIDTH_THRESHOLD_M = 0.005
-#: The same threshold for a channel given as a 0..1 fraction of the Franka Hand's 0.08 m stroke.
+#: The same threshold for a channel given as a 0..1 fraction of the Franka Hand's 0.08 m stroke
+#: (the follower compares widths: a fraction is turned into one first).
 FRACTION_THRESHOLD = 0.0625
 #: The least time between two commands [s]. The hand answers a command over TCP and reports its
 #: state at 60 Hz (franka-sim; the real hand's UDP state is no faster to show a change): a
