@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from jtac_py.gripper.types import HandLimits
+from jtac_py.gripper.types import FRANKA_HAND, HandLimits
 
 __all__ = [
     "FRACTION_THRESHOLD",
@@ -43,8 +43,8 @@ _log = logging.getLogger("jtac.gripper")
 #: means.
 WIDTH_THRESHOLD_M = 0.005
 #: The same threshold for a channel given as a 0..1 fraction of the Franka Hand's 0.08 m stroke
-#: (the follower compares widths: a fraction is turned into one first).
-FRACTION_THRESHOLD = 0.0625
+#: (0.0625; the follower compares widths: a fraction is turned into one first).
+FRACTION_THRESHOLD = WIDTH_THRESHOLD_M / FRANKA_HAND.max_width_m
 #: The least time between two commands [s]. The hand answers a command over TCP and reports its
 #: state at 60 Hz (franka-sim; the real hand's UDP state is no faster to show a change): a
 #: command sent sooner than 0.1 s after the last would preempt it before its first state showed
@@ -154,15 +154,6 @@ class GripperFollower:
         if state.is_grasped:
             return 0.0
         return float(state.width_m) if math.isfinite(state.width_m) else None
-
-    @property
-    def threshold_m(self) -> float:
-        return WIDTH_THRESHOLD_M
-
-    @property
-    def last_command_width_m(self) -> float | None:
-        """The width of the last command issued, or what the hand did at the start [m]."""
-        return self._reference_m
 
     def poll(self) -> None:
         """One look at the target at the controller's time; a command when it is due."""

@@ -15,7 +15,7 @@ import pytest
 
 from jtac_py import robots
 from jtac_py.controller import Controller, ResultCode, Trajectory
-from jtac_py.gripper.follower import MIN_COMMAND_INTERVAL_S, WIDTH_THRESHOLD_M
+from jtac_py.gripper.follower import FRACTION_THRESHOLD, MIN_COMMAND_INTERVAL_S, WIDTH_THRESHOLD_M
 from jtac_py.hardware import SimulatedArm
 from jtac_py.recording import GRIPPER_RECORD_FIELDS, RECORD_FIELDS
 
@@ -132,6 +132,8 @@ def test_a_fraction_channel_commands_the_width_droid_means(c):
     _run(c, 0.2)
     stream.send(q[0], gripper=0.0)
     _run(c, 0.2)
+    stream.send(q[0], gripper=FRACTION_THRESHOLD * 0.99)  # 4.95 mm from the last command: nothing
+    _run(c, 0.2)
     stream.close()
     assert [(e.command, round(e.width_m, 6)) for e in sent.events] == [
         ("grasp", 0.0),
@@ -226,6 +228,25 @@ def test_brake_and_close_leave_the_hand_alone(c):
     print(f"closed at {width_at_close_m * 1e3:.1f} mm; the grasp went on to {result.width_m * 1e3:.2f} mm")
     assert width_at_close_m > 0.05 and result.width_m < 0.001
     assert sent.kinds == ["grasp"]
+
+
+def test_a_compliant_stream_stopped_by_a_threshold_sends_nothing_more(c):
+    """A chunk that closes the hand 300 ms on; a 25 N push at 50 ms exceeds the stream's 8 N
+    threshold and ends the stream: the closing point comes and goes without a command."""
+    sent = _Commands(c.gripper)
+    c.zero_fts()  # the hand's weight on the sensor
+    compliant = {"mass": 4.0, "stiffness": 400.0, "selected_axes": [True] * 3 + [False] * 3}
+    stream = c.stream(admittance=compliant, thresholds=[8.0, 8.0, 8.0, 5.0, 5.0, 5.0])
+    widths = np.where(np.arange(POINTS) >= 15, 0.0, OPEN_M)
+    times, q = _hold_chunk(c, widths)
+    start_s = stream.now()
+    stream.send_chunk(times, q, observed_at_s=start_s, gripper=widths)
+    _step_until(c, stream, start_s + 0.05)
+    c.hardware.push([0.0, 0.0, -25.0], 0.5)
+    _step_until(c, stream, start_s + times[-1] + 0.2)
+    assert stream.stop_code == ResultCode.FORCE_TORQUE_THRESHOLD_EXCEEDED
+    assert sent.events == [] and stream.gripper_commands == []
+    stream.close()
 
 
 def test_a_goal_refused_during_the_stream_and_run_after_it_leaves_the_hand_as_it_was():
