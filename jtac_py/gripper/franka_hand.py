@@ -4,8 +4,9 @@ One TCP connection to port 1338 on the robot's address carries the commands (wri
 under a small lock, so a call returns as soon as the bytes are out) and their responses; the hand
 broadcasts its state over UDP to the port the Connect named. A reader thread waits on both sockets
 with select (no lock held while it waits) and reports to the Gripper: every UDP state, every
-response of a command it issued (by command_id; the result goes out with the next state, so that
-its width is the one after the command: the answer can overtake the datagram), and a lost link.
+response of a command it issued (by command_id; the result goes out with a state that shows the
+command done, so that its width is the one after the command: the answer can overtake a datagram
+sampled before it), and a lost link.
 
 Preemption as libfranka does it: a new command while one runs sends Stop first, then the new one;
 the running one then answers kAborted (the Gripper has already ended its handle PREEMPTED).
@@ -41,6 +42,10 @@ _SEND_TIMEOUT_S = 1.0
 #: A move answered kSuccess whose fingers stopped farther than this from its width was blocked [m]
 #: (franka-sim's hand answers kSuccess for a move that an object stopped; the default grasp band).
 MOVE_TOLERANCE_M = 0.005
+#: A result waits for the first state that shows its command done, at most this many states after its
+#: answer: a datagram sampled before the command can arrive after the answer (franka-sim: a move's
+#: answer and then a state with the old width, 2 ms later).
+STATES_AFTER_ANSWER = 3
 
 _STATUS_MESSAGES = {
     fp.Status.FAIL: "the hand failed the command (kFail)",
@@ -77,9 +82,9 @@ class FrankaHand:
         self._next_id = 1
         self._pending: dict[int, tuple[str, dict[str, float]]] = {}  # id -> command, values
         self._own_stops: set[int] = set()  # the Stops sent before a new command: no handle waits
-        # Answered commands whose result waits for the next state, so that its width is the one after
-        # the command (the answer can overtake the state datagram): (id, command, values, status).
-        self._answered: list[tuple[int, str, dict[str, float], fp.Status]] = []
+        # Answered commands whose result waits for a state after the command (the answer can overtake
+        # the datagrams sampled before it): [id, command, values, status, states seen since].
+        self._answered: list[list[Any]] = []
         self._lost: str | None = None
         self._latest: tuple[fp.StateDatagram, float] | None = None  # state, received at [gripper clock]
         self._reader: threading.Thread | None = None
@@ -213,10 +218,16 @@ class FrankaHand:
         if gripper is None:
             return
         gripper._on_state(_state(state, received_s, received_s, self._running_command()))
-        answered, self._answered = self._answered, []
-        for command_id, command, values, status in answered:
+        waiting = []
+        for entry in self._answered:
+            command_id, command, values, status, seen = entry
+            entry[4] = seen = seen + 1
+            if seen < STATES_AFTER_ANSWER and not _shows(command, values, status, state.width_m):
+                waiting.append(entry)
+                continue
             code, message = _outcome(command, values, status, state.width_m)
             gripper._on_end(command_id, code, message, state.width_m, received_s)
+        self._answered = waiting
 
     def _take_response(self, response: fp.Response) -> None:
         with self._send_lock:
@@ -225,7 +236,7 @@ class FrankaHand:
                 return
             entry = self._pending.pop(response.command_id, None)
         if entry is not None:  # the result follows with the next state (the reader's own list)
-            self._answered.append((response.command_id, *entry, fp.Status(response.status)))
+            self._answered.append([response.command_id, *entry, fp.Status(response.status), 0])
 
     def _lose(self, message: str) -> None:
         with self._send_lock:
@@ -276,6 +287,14 @@ def _request(command: str, command_id: int, values: dict[str, float]) -> bytes:
     if command == "home":
         return fp.homing_request(command_id)
     return fp.stop_request(command_id)
+
+
+def _shows(command: str, values: dict[str, float], status: fp.Status, width_m: float) -> bool:
+    """Whether a state at width_m shows the answered command done: a successful move at its width;
+    anything else at once."""
+    if command == "move" and status is fp.Status.SUCCESS:
+        return abs(width_m - values["width_m"]) <= MOVE_TOLERANCE_M
+    return True
 
 
 def _outcome(command: str, values: dict[str, float], status: fp.Status, width_m: float) -> tuple[Code, str]:
