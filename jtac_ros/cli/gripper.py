@@ -120,25 +120,27 @@ def _command(args: argparse.Namespace) -> int:
     action_type, goal, text = _goal(args)
     suffix = "homing" if args.gripper_command == "home" else args.gripper_command
     name = f"{args.node}/gripper/{suffix}"
-    widths: list[float] = []
     with RosSession("gripper") as ros:
+        states = _JointStates(ros, args.node)
         client = ActionClient(ros.node, action_type, name)
         try:
             if not ros.wait_until(client.server_is_ready, args.wait):
                 raise CliError(EXIT_USAGE, f"no action server {name} — {NO_NODE_HINT}")
             print(f"{text} ({name})", file=sys.stderr)
-            response = _send(ros, client, name, goal, args.timeout, widths)
+            response = _send(ros, client, name, goal, args.timeout)
+            # The width where the fingers ended: a joint_states published after the result.
+            fingers = states.next_fingers() if response is not None else None
         finally:
             client.destroy()
     if response is None:
         return EXIT_FAILED
     result = response.result
-    width = f"; width {widths[-1]:.4f} m" if widths else ""
+    width = f"; width {sum(p for _, p in fingers):.4f} m" if fingers else ""
     print(f"RESULT ok{width}" if result.success else f"RESULT failed: {result.error}{width}", flush=True)
     return EXIT_OK if result.success else EXIT_FAILED
 
 
-def _send(ros: RosSession, client: Any, name: str, goal: Any, timeout_s: float, widths: list) -> Any:
+def _send(ros: RosSession, client: Any, name: str, goal: Any, timeout_s: float) -> Any:
     """The result response, or None when the node rejected the goal; a Ctrl-C or the timeout cancels
     the goal (the node stops the hand) first."""
     from unique_identifier_msgs.msg import UUID
@@ -146,9 +148,7 @@ def _send(ros: RosSession, client: Any, name: str, goal: Any, timeout_s: float, 
     # Our own goal id: a Ctrl-C before the goal response still cancels it.
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
     try:
-        send_future = client.send_goal_async(
-            goal, feedback_callback=lambda m: widths.append(m.feedback.current_width), goal_uuid=goal_id
-        )
+        send_future = client.send_goal_async(goal, goal_uuid=goal_id)
         if not ros.wait(send_future, timeout_s):
             _cancel(ros, name, goal_id)
             raise CliError(EXIT_FAILED, f"timeout: {name} did not answer the goal; cancel requested")
@@ -196,29 +196,46 @@ def _stop(args: argparse.Namespace) -> int:
 
 def _state(args: argparse.Namespace) -> int:
     """The width from the next joint_states message: the two finger joints (each at width / 2)."""
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from sensor_msgs.msg import JointState
-
-    topic = f"{args.node.rpartition('/')[0]}/joint_states"
-    messages: list[Any] = []
     with RosSession("gripper") as ros:
-        if not ros.wait_until(lambda: ros.node.count_publishers(topic) > 0, args.wait):
-            raise CliError(EXIT_USAGE, f"no publisher on {topic} — {NO_NODE_HINT}")
-        qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
-        ros.node.create_subscription(JointState, topic, messages.append, qos)
-        if not ros.wait_until(lambda: _spun(ros, messages), SERVICE_TIMEOUT_S):
-            raise CliError(
-                EXIT_FAILED, f"no message on {topic} within {SERVICE_TIMEOUT_S:g} s (is the node active?)"
-            )
-    msg = messages[0]
-    fingers = [(n, p) for n, p in zip(msg.name, msg.position, strict=True) if "_finger_joint" in n]
+        states = _JointStates(ros, args.node)
+        if not ros.wait_until(lambda: ros.node.count_publishers(states.topic) > 0, args.wait):
+            raise CliError(EXIT_USAGE, f"no publisher on {states.topic} — {NO_NODE_HINT}")
+        fingers = states.next_fingers()
+    if fingers is None:
+        raise CliError(
+            EXIT_FAILED, f"no message on {states.topic} within {SERVICE_TIMEOUT_S:g} s (is the node active?)"
+        )
     if not fingers:
-        raise CliError(EXIT_FAILED, f"{topic} has no finger joints — {_NO_HAND_HINT}")
+        raise CliError(EXIT_FAILED, f"{states.topic} has no finger joints — {_NO_HAND_HINT}")
     width_m = sum(p for _, p in fingers)
     print(f"width {width_m:.4f} m (" + ", ".join(f"{n} {p:.4f} m" for n, p in fingers) + ")")
     return EXIT_OK
 
 
-def _spun(ros: RosSession, messages: list) -> bool:
-    ros.spin_once()
-    return bool(messages)
+class _JointStates:
+    """The node's joint_states (in its namespace), subscribed from the start of the session."""
+
+    def __init__(self, ros: RosSession, node: str):
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+
+        self.ros = ros
+        self.topic = f"{node.rpartition('/')[0]}/joint_states"
+        self.messages: list[Any] = []
+        qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        ros.node.create_subscription(JointState, self.topic, self.messages.append, qos)
+
+    def next_fingers(self) -> list[tuple[str, float]] | None:
+        """(name, position [m]) of each finger joint ([] when there is none) in the second message
+        received after this call (the first may have been on its way before it); None when none
+        arrives within SERVICE_TIMEOUT_S."""
+        count = len(self.messages)
+
+        def arrived() -> bool:
+            self.ros.spin_once()
+            return len(self.messages) > count + 1
+
+        if not self.ros.wait_until(arrived, SERVICE_TIMEOUT_S):
+            return None
+        msg = self.messages[-1]
+        return [(n, p) for n, p in zip(msg.name, msg.position, strict=True) if "_finger_joint" in n]

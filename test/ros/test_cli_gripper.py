@@ -23,7 +23,7 @@ def hand_rig():
 
 
 def width_of(stdout: str) -> float:
-    match = re.search(r"width (\d+\.\d+) m", stdout)
+    match = re.search(r"width (-?\d+\.\d+) m", stdout)
     assert match, stdout
     return float(match.group(1))
 
@@ -36,6 +36,7 @@ def test_gripper_commands_round_trip(hand_rig):
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("RESULT ok")
     assert abs(gripper.state.width_m - 0.05) < 0.5e-3
+    assert abs(width_of(run.stdout) - 0.05) < 0.5e-3  # the width after the result (joint_states)
 
     run = jtac("gripper", "state", *node)
     assert run.returncode == 0, run.stderr
@@ -48,9 +49,12 @@ def test_gripper_commands_round_trip(hand_rig):
     assert run.stdout.startswith("RESULT failed: ")
     assert gripper.state.width_m < 0.03 - 0.002
 
+    assert abs(width_of(run.stdout) - gripper.state.width_m) < 0.5e-3
+
     run = jtac("gripper", "home", *node)
     assert run.returncode == 0, run.stderr
     assert abs(gripper.state.width_m - 0.08) < 0.5e-3
+    assert abs(width_of(run.stdout) - 0.08) < 0.5e-3
 
     run = jtac("gripper", "stop", *node)
     assert run.returncode == 0, run.stderr
@@ -70,6 +74,8 @@ def test_gripper_without_a_hand_says_why(rig):
     assert run.returncode == 1 and "no finger joints" in run.stderr
     run = jtac("param", "get", "hand", *node)
     assert run.returncode == 0 and run.stdout.strip() == "hand = false"
+    run = jtac("param", "set", "hand", "true", *node)  # read-only, like hardware
+    assert run.returncode == 1 and "hand" in run.stderr and "read" in run.stderr.lower()
 
 
 def test_gripper_usage_errors_exit_2():
