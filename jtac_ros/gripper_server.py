@@ -256,7 +256,7 @@ class GripperServer:
                 width_m,
             )
         effort = float(command.max_effort)
-        force_n = effort if effort > 0.0 else DEFAULT_FORCE_N
+        force_n = DEFAULT_FORCE_N if effort <= 0.0 else effort  # nan goes on to be refused
         return _Command(
             "grasp",
             lambda g: g.grasp(
