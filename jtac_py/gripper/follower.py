@@ -45,11 +45,12 @@ WIDTH_THRESHOLD_M = 0.005
 #: The same threshold for a channel given as a 0..1 fraction of the Franka Hand's 0.08 m stroke
 #: (0.0625; the follower compares widths: a fraction is turned into one first).
 FRACTION_THRESHOLD = WIDTH_THRESHOLD_M / FRANKA_HAND.max_width_m
-#: The least time between two commands [s]. The hand answers a command over TCP and reports its
-#: state at 60 Hz (franka-sim; the real hand's UDP state is no faster to show a change): a
-#: command sent sooner than 0.1 s after the last would preempt it before its first state showed
-#: that the fingers moved, and at the hand's 0.1 m/s the fingers cover 10 mm — two thresholds — in
-#: that time. A policy's chunks come at 10-15 Hz, so it still gets one command per step.
+#: The least time between two commands [s]: the hand's command/response round trip with margin. On
+#: franka-sim a command moves the fingers 2 ms after it is issued, but the state that shows it comes
+#: with the next 60 Hz datagram, 10-27 ms old when read (docs/gripper_figures.md); on the real hand a
+#: new command is a Stop and then the command, each answered over TCP. 0.1 s lets a command show
+#: its motion in several states before the next may preempt it, the fingers cover 10 mm (two
+#: thresholds) at 0.1 m/s meanwhile, and a policy stepping at 10-15 Hz still gets a command per step.
 MIN_COMMAND_INTERVAL_S = 0.1
 #: Slack on the interval for clock times that are sums of 1 ms packets [s].
 _CLOCK_SLACK_S = 1e-9
@@ -147,13 +148,10 @@ class GripperFollower:
         self._reference_m = self._starting_reference()
 
     def _starting_reference(self) -> float | None:
-        """What the hand does when the stream opens, as if it had been commanded: a hand that holds
-        an object counts as closed (a closing target is already met), else its width; None when the
-        width is unknown (the first target is then always sent)."""
-        state = self.gripper.state
-        if state.is_grasped:
-            return 0.0
-        return float(state.width_m) if math.isfinite(state.width_m) else None
+        """The hand's width when the stream opens, as if it had been commanded; None when it is
+        unknown (the first target is then always sent)."""
+        width_m = float(self.gripper.state.width_m)
+        return width_m if math.isfinite(width_m) else None
 
     def poll(self) -> None:
         """One look at the target at the controller's time; a command when it is due."""
@@ -163,7 +161,10 @@ class GripperFollower:
         target_m = self.channel.target_at(now_s)
         if target_m is None or not self._changed(target_m) or not self._interval_passed(now_s):
             return
-        self._issue(target_m, now_s)
+        state = self.gripper.state
+        if state.is_grasped and target_m < state.width_m:
+            return  # a closing target that the hand's hold already meets: no second grasp
+        self._issue(target_m, float(state.width_m), now_s)
 
     def _changed(self, target_m: float) -> bool:
         return self._reference_m is None or abs(target_m - self._reference_m) > WIDTH_THRESHOLD_M
@@ -173,9 +174,10 @@ class GripperFollower:
             return True
         return now_s - self._last_issue_s >= MIN_COMMAND_INTERVAL_S - _CLOCK_SLACK_S
 
-    def _issue(self, target_m: float, now_s: float) -> None:
-        width_now = float(self.gripper.state.width_m)
-        reference = width_now if math.isfinite(width_now) else self._reference_m
+    def _issue(self, target_m: float, measured_m: float, now_s: float) -> None:
+        """Opening (at or above the measured width; the last command's when it is unknown) moves,
+        closing grasps."""
+        reference = measured_m if math.isfinite(measured_m) else self._reference_m
         if reference is not None and target_m >= reference:
             handle = self.gripper.move(target_m, self.speed_m_s)
         else:

@@ -249,6 +249,24 @@ def test_a_compliant_stream_stopped_by_a_threshold_sends_nothing_more(c):
     stream.close()
 
 
+def test_a_stream_opened_on_a_hand_that_holds_a_box_sends_no_second_grasp():
+    """The hand holds a 30 mm box before the stream: a closed target is already met (no command);
+    an open one is a move to 80 mm."""
+    c = _controller(grasp_object=robots.GraspObject(0.03))
+    try:
+        assert c.gripper.grasp(0.03).result(timeout=2.0).grasped
+        sent = _Commands(c.gripper)
+        q = c.state.q_cmd
+        with c.stream(gripper_units="fraction") as stream:
+            for fraction, seconds in [(1.0, 0.5), (0.9, 0.5), (0.0, 0.6)]:
+                stream.send(q, gripper=fraction)
+                _run(c, seconds)
+        assert [(e.command, e.width_m) for e in sent.events] == [("move", OPEN_M)]
+        assert c.gripper.state.width_m > OPEN_M - 0.001 and not c.gripper.state.is_grasped
+    finally:
+        c.stop()
+
+
 def test_a_goal_refused_during_the_stream_and_run_after_it_leaves_the_hand_as_it_was():
     """The stream grasps a 30 mm box (one command); a goal sent while it is open is refused, one run
     after it carries the box 5 cm up: the hand still holds it at the same width, nothing more sent."""
