@@ -36,6 +36,9 @@ ROS_VERBS = [
     ["lifecycle", "set"],
     ["list-controllers"],
     ["switch"],
+    ["gripper"],
+    ["gripper", "move"],
+    ["gripper", "state"],
 ]
 ROS_FREE_VERBS = [["plot"], ["plot-admittance"], ["doctor"]]
 
