@@ -16,7 +16,10 @@ process of its own and stamps its calls on the same clock (CLOCK_MONOTONIC).
         every 1 ms (a ticker) waits meanwhile
     (e) the arm untouched: jtac's 10 s joint goal on franka-sim without and with the gripper's traffic
         (grasp, release, every 0.5 s, through Controller.gripper): the largest gap between command
-        datagrams and the lost cycles as franka-sim counts them (probe), the limiter's activations
+        datagrams and the lost cycles as franka-sim counts them (probe), the limiter's activations;
+        and the same with the traffic from another process (a pylibfranka.Gripper, the arm without a
+        hand), which loads franka-sim alike and leaves the arm's client alone: what changes with it
+        is franka-sim's side (its gripper server shares the simulator's process)
 
 Baselines in the same run: (a)–(d) pylibfranka.Gripper as its documentation uses it (blocking
 move/grasp/stop, read_once; a replacement from a second thread); (e) the goals without traffic.
@@ -25,7 +28,7 @@ hand fully on Stop, so (b) measures that server as it is (the real hand aborts o
 
     .venv/bin/python bench/bench_gripper.py [--quick] [--seed 1] [--repeats 10] [--write-figures]
 
-Loopback only (127.<104 + 16k>.x.y); a run takes about 2 minutes (--quick: 40 s). Raw results (the
+Loopback only (127.<104 + 16k>.x.y); a run takes about 2.5 minutes (--quick: 50 s). Raw results (the
 clients' JSON, the probe, the log) in build/bench/gripper/; --write-figures writes the table to
 docs/gripper_figures.md. A benchmark, not a test: exit code 0 unless a client failed.
 """
@@ -61,6 +64,12 @@ FIGURES = ROOT / "docs" / "gripper_figures.md"
 SECOND_OCTET = 104
 WORKER_TIMEOUT_S = 120.0
 CLIENT_LEFT_TIMEOUT_S = 5.0
+CLIENTS = ("plf", "jtac")  # (a)-(d); the arm workers run (e)
+TRAFFIC = {
+    None: "none (baseline)",
+    "jtac": "jtac's Gripper on this arm, grasp/release every 0.5 s",
+    "process": "another process's pylibfranka.Gripper, grasp/release every 0.5 s",
+}
 
 
 # ================================================================================ running
@@ -73,7 +82,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=None, help="timed commands of each kind (default 10)")
     p.add_argument("--read-s", type=float, default=None, help="how long (c) reads state [s] (default 3)")
     p.add_argument("--write-figures", action="store_true", help=f"write the table to {FIGURES}")
-    p.add_argument("--worker", choices=("plf", "jtac", "arm"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("plf", "jtac", "arm", "arm-process"), help=argparse.SUPPRESS)
     p.add_argument("--ip", help=argparse.SUPPRESS)
     p.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -141,10 +150,13 @@ def first_after(events: list[ProbeEvent], t_ns: int, predicate: Any) -> ProbeEve
     return next((e for e in events if e.t_ns >= t_ns and predicate(e)), None)
 
 
-def largest_tick_gap_ns(ticks_ns: np.ndarray, t0: int, t1: int) -> float:
-    """The ticker's largest interval between wake-ups that overlaps [t0, t1] [ns]."""
-    i0 = max(int(np.searchsorted(ticks_ns, t0)) - 1, 0)
-    i1 = min(int(np.searchsorted(ticks_ns, t1)) + 1, len(ticks_ns))
+def largest_tick_gap_ns(ticks_ns: np.ndarray, t0: int, t1: int, inside: bool = False) -> float:
+    """The ticker's largest interval between wake-ups that overlaps [t0, t1] [ns]; `inside`: only the
+    intervals within it (a quiet window must not inherit the wait of the command before it)."""
+    i0 = int(np.searchsorted(ticks_ns, t0))
+    i1 = int(np.searchsorted(ticks_ns, t1))
+    if not inside:
+        i0, i1 = max(i0 - 1, 0), min(i1 + 1, len(ticks_ns))
     window = ticks_ns[i0:i1]
     return float(np.diff(window).max()) if len(window) > 1 else float("nan")
 
@@ -258,22 +270,27 @@ def motion_events(events: list[ProbeEvent], t_ns: int) -> list[ProbeEvent]:
     return events[first : end + 1]
 
 
-def goal_figures(goal: dict[str, Any], events: list[ProbeEvent]) -> dict[str, Any]:
+def goal_figures(goal: dict[str, Any], events: list[ProbeEvent], ticks_ns: np.ndarray) -> dict[str, Any]:
     """(e) per goal: franka-sim's view of the motion (largest gap between command datagrams, lost cycles)
     and jtac's counters."""
     span = window(events, goal["t_start_ns"], goal["t_end_ns"])
     commands = np.asarray([e.t_ns for e in span if e.event == "command"], dtype=np.int64)
+    states = np.asarray([e.t_ns for e in span if e.event == "state"], dtype=np.int64)
     cycles = commands_lost(motion_events(events, goal["t_start_ns"]))
     blocked = [c["t_return_ns"] - c["t_issue_ns"] for c in goal["gripper_calls"]]
     return {
         "traffic": goal["traffic"],
         "goal": goal["goal"] + (f" ({goal['hardware_error']})" if goal.get("hardware_error") else ""),
         "gap_ms": float(np.diff(commands).max()) / 1e6 if len(commands) > 1 else float("nan"),
+        "state_gap_ms": float(np.diff(states).max()) / 1e6 if len(states) > 1 else float("nan"),
         "lost": sum(c.lost for c in cycles),
         "max_consecutive_lost": max((c.max_consecutive_lost for c in cycles), default=0),
         "motion_ends": [c.end for c in cycles],
         "limiter_activations": goal["timing"]["limiter_activations"],
         "jtac_gap_packets": goal["timing"]["largest_command_gap"],
+        "late_commands": goal["timing"]["late_commands"],
+        "tick_wait_ms": largest_tick_gap_ns(ticks_ns, goal["t_start_ns"], goal["t_end_ns"], inside=True)
+        / 1e6,
         "gripper_calls": len(blocked),
         "gripper_blocked_max_ms": max(blocked) / 1e6 if blocked else float("nan"),
         "gripper_codes": sorted(set(goal["gripper_codes"])),
@@ -327,7 +344,7 @@ def idle_tick_gaps(run: dict[str, Any]) -> list[float]:
     t0, t1 = run["idle_ns"]
     windows = [(t, t + length) for t in range(t0, t1 - length, length)]
     windows += [(a["t_done_ns"], b["t_issue_ns"]) for a, b in itertools.pairwise(commands)]
-    return [largest_tick_gap_ns(ticks, a, b) for a, b in windows]
+    return [largest_tick_gap_ns(ticks, a, b, inside=True) for a, b in windows]
 
 
 def analyse_client(run: dict[str, Any], events: list[ProbeEvent], t0: int, t1: int) -> dict[str, Any]:
@@ -370,29 +387,47 @@ def markdown(figures: dict[str, Any], goals: list[dict[str, Any]], notes: list[s
         "",
         "(e) the arm, jtac's 10 s joint goal on franka-sim:",
         "",
-        "| goal | gripper traffic | result | largest gap between command datagrams [ms] | lost cycles "
-        "(longest run) | limiter activations | jtac: most packets between two controller samples | "
-        "gripper calls (longest in the caller) [ms] |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| goal | gripper traffic | result | largest gap between command datagrams [ms] | franka-sim's "
+        "largest gap between its state datagrams [ms] | lost cycles "
+        "(longest run) | jtac: commands it sent late | limiter activations | jtac: most packets between "
+        "two controller samples | "
+        "gripper calls (longest in the caller) [ms] | a 1 ms ticker thread's largest wait [ms] |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for k, g in enumerate(goals):
-        traffic = "grasp/release every 0.5 s" if g["traffic"] else "none (baseline)"
-        calls = f"{g['gripper_calls']} ({fmt(g['gripper_blocked_max_ms'], 3)})" if g["traffic"] else "-"
+        traffic = TRAFFIC[g["traffic"]]
+        calls = (
+            f"{g['gripper_calls']} ({fmt(g['gripper_blocked_max_ms'], 3)})" if g["traffic"] == "jtac" else "-"
+        )
         lost = f"{g['lost']} ({g['max_consecutive_lost']})"
-        cells = [str(k + 1), traffic, g["goal"], fmt(g["gap_ms"]), lost, str(g["limiter_activations"])]
-        lines.append("| " + " | ".join([*cells, str(g["jtac_gap_packets"]), calls]) + " |")
+        cells = [str(k + 1), traffic, g["goal"], fmt(g["gap_ms"]), fmt(g["state_gap_ms"]), lost]
+        cells += [str(g["late_commands"]), str(g["limiter_activations"])]
+        cells += [str(g["jtac_gap_packets"]), calls, fmt(g["tick_wait_ms"])]
+        lines.append("| " + " | ".join(cells) + " |")
     base = [g for g in goals if not g["traffic"]]
-    loaded = [g for g in goals if g["traffic"]]
-    if base and loaded:
-        gap_b = max(g["gap_ms"] for g in base)
-        gap_l = max(g["gap_ms"] for g in loaded)
-        lines += [
-            "",
-            f"Largest command gap with traffic / without: {gap_l:.2f} / {gap_b:.2f} ms = "
-            f"{ratio(gap_l, gap_b)}.",
-        ]
+    for source in ("jtac", "process"):
+        lines += traffic_summary(base, [g for g in goals if g["traffic"] == source], TRAFFIC[source])
     lines += ["", *notes]
     return "\n".join(lines) + "\n"
+
+
+def traffic_summary(base: list[dict[str, Any]], loaded: list[dict[str, Any]], label: str) -> list[str]:
+    """One line: the goals with this traffic against those without, in the same run."""
+    lines: list[str] = []
+    if base and loaded:
+        gap_b, gap_l = (max(g["gap_ms"] for g in gs) for gs in (base, loaded))
+        run_b, run_l = (max(g["max_consecutive_lost"] for g in gs) for gs in (base, loaded))
+        lost_b, lost_l = (float(np.median([g["lost"] for g in gs])) for gs in (base, loaded))
+        late_b, late_l = (float(np.median([g["late_commands"] for g in gs])) for gs in (base, loaded))
+        lines += [
+            "",
+            f"With {label} / without: largest command gap {gap_l:.2f} / {gap_b:.2f} ms = "
+            f"{ratio(gap_l, gap_b)}; lost cycles per goal (median) {lost_l:g} / {lost_b:g}; commands jtac "
+            f"sent late per goal (median) {late_l:g} / {late_b:g}; longest run of lost cycles {run_l} / "
+            f"{run_b} (20 abort). A command gap that franka-sim's own state gap matches is franka-sim "
+            "pausing, not the client.",
+        ]
+    return lines
 
 
 def machine() -> str:
@@ -430,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, tuple[dict[str, Any], int, int]] = {}
     failures = []
     try:
-        for name in ("plf", "jtac", "arm"):
+        for name in ("plf", "jtac", "arm", "arm-process"):
             t0 = time.monotonic_ns()
             result, why = run_client(args, name, sim)
             t1 = time.monotonic_ns()
@@ -443,9 +478,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         sim.stop()
     figures = {
-        name: analyse_client(run, events, t0, t1) for name, (run, t0, t1) in runs.items() if name != "arm"
+        name: analyse_client(run, events, t0, t1) for name, (run, t0, t1) in runs.items() if name in CLIENTS
     }
-    goals = [goal_figures(g, events) for g in runs["arm"][0]["goals"]] if "arm" in runs else []
+    goals = []
+    for name in ("arm", "arm-process"):
+        if name in runs:
+            ticks = np.asarray(runs[name][0]["ticks_ns"], dtype=np.int64)
+            goals += [goal_figures(g, events, ticks) for g in runs[name][0]["goals"]]
     notes = run_notes(figures, failures)
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -291,9 +293,31 @@ def _traffic(gripper: Any, stop: threading.Event, log: list[dict[str, Any]]) -> 
     return run
 
 
-def _goal(arm: Any, k: int, with_traffic: bool) -> dict[str, Any]:
-    """One 10 s goal (there for even k, back for odd k) on a Controller of its own, with or without the
-    gripper's traffic beside it."""
+# (e), the traffic from another process: a plain pylibfranka.Gripper on franka-sim's gripper server, the
+# same grasp/release every TRAFFIC_PERIOD_S for argv[2] seconds. It loads franka-sim as jtac's traffic
+# does but leaves the arm's client process alone: what it changes is franka-sim's side.
+PROCESS_TRAFFIC = """
+import sys, time
+import pylibfranka
+gripper = pylibfranka.Gripper(sys.argv[1])
+end_s = time.monotonic() + float(sys.argv[2])
+next_s = time.monotonic()
+k = 0
+while time.monotonic() < end_s:
+    if k % 2 == 0:
+        gripper.grasp({object_m}, {speed}, {force}, 0.005, 0.005)
+    else:
+        gripper.move({open_m}, {speed})
+    k += 1
+    next_s += {period}
+    time.sleep(max(next_s - time.monotonic(), 0.0))
+""".format(object_m=OBJECT_M, open_m=OPEN_M, speed=SPEED_M_S, force=GRASP["force"], period=TRAFFIC_PERIOD_S)
+
+
+def _goal(arm: Any, k: int, traffic: str | None, ip: str) -> dict[str, Any]:
+    """One 10 s goal (there for even k, back for odd k) on a Controller of its own, with the gripper's
+    traffic beside it from `traffic`: None (none), "jtac" (controller.gripper, from a thread of this
+    process) or "process" (PROCESS_TRAFFIC)."""
     from jtac_py.controller import Controller, Trajectory
 
     # jtac's threads at their default priorities (SCHED_FIFO where allowed), as on a real robot.
@@ -302,17 +326,22 @@ def _goal(arm: Any, k: int, with_traffic: bool) -> dict[str, Any]:
         q0 = np.asarray(controller.state.q_cmd)
         target = q0 + (DELTA_RAD if k % 2 == 0 else -DELTA_RAD)
         stop, log = threading.Event(), []
-        traffic = threading.Thread(target=_traffic(controller.gripper, stop, log), name="traffic")
+        thread = threading.Thread(target=_traffic(controller.gripper, stop, log), name="traffic")
+        other = None
+        if traffic == "process":
+            other = subprocess.Popen([sys.executable, "-c", PROCESS_TRAFFIC, ip, str(GOAL_S)])
         t_start = now_ns()
-        if with_traffic:
-            traffic.start()
+        if traffic == "jtac":
+            thread.start()
         result = controller.follow(Trajectory.quintic(q0, target, GOAL_S), timeout=GOAL_S + 10.0)
         stop.set()
-        if with_traffic:
-            traffic.join()
+        if traffic == "jtac":
+            thread.join()
+        if other is not None:
+            other.wait(timeout=RESULT_TIMEOUT_S)
         codes = [entry.pop("handle").result(timeout=RESULT_TIMEOUT_S).code.name for entry in log]
         return {
-            "traffic": with_traffic,
+            "traffic": traffic,
             "t_start_ns": t_start,
             "t_end_ns": now_ns(),
             "goal": result.code.name,
@@ -328,26 +357,30 @@ def _goal(arm: Any, k: int, with_traffic: bool) -> dict[str, Any]:
 
 def run_arm(args: argparse.Namespace) -> dict[str, Any]:
     """(e): jtac's 10 s joint goals on the arm, alternately there and back, without and with the
-    gripper's traffic (order: without, with, with, without; under 5 repeats: without, with). A goal
-    that ends in a reflex is recorded and cleared (automatic_error_recovery) before the next."""
+    gripper's traffic (order: without, with, with, without; under 5 repeats: without, with). Worker
+    "arm": the traffic through jtac's Gripper of this arm; "arm-process": from another process (the arm
+    without a hand). A goal that ends in a reflex is recorded and cleared (automatic_error_recovery)
+    before the next."""
     from jtac_py.hardware import FrankaArm
 
-    arm = FrankaArm(args.ip, use_estimated_wrench=False, late_commands="applied", hand=True)
+    source = "jtac" if args.worker == "arm" else "process"
+    arm = FrankaArm(args.ip, use_estimated_wrench=False, late_commands="applied", hand=source == "jtac")
     normal_priority()
     plan = [False, True] if args.repeats < 5 else [False, True, True, False]
     goals = []
+    ticker = Ticker()  # what any Python thread of this process waits meanwhile, goal by goal
     try:
         for k, with_traffic in enumerate(plan):
-            goals.append(_goal(arm, k, with_traffic))
+            goals.append(_goal(arm, k, source if with_traffic else None, args.ip))
             if goals[-1]["hardware_error"]:
                 arm.automatic_error_recovery()
     finally:
         arm.close()
-    return {"client": "arm", "goals": goals}
+    return {"client": args.worker, "goals": goals, "ticks_ns": ticker.stop()}
 
 
 def run_worker(args: argparse.Namespace) -> dict[str, Any]:
-    if args.worker == "arm":
+    if args.worker.startswith("arm"):
         return run_arm(args)
     client = PlainGripper(args) if args.worker == "plf" else JtacGripper(args)
     try:
