@@ -28,7 +28,7 @@ hand fully on Stop, so (b) measures that server as it is (the real hand aborts o
 
     .venv/bin/python bench/bench_gripper.py [--quick] [--seed 1] [--repeats 10] [--write-figures]
 
-Loopback only (127.<104 + 16k>.x.y); a run takes about 2.5 minutes (--quick: 50 s). Raw results (the
+Loopback only (127.<104 + 16k>.x.y); a run takes about 2 minutes (--quick: 1 minute). Raw results (the
 clients' JSON, the probe, the log) in build/bench/gripper/; --write-figures writes the table to
 docs/gripper_figures.md. A benchmark, not a test: exit code 0 unless a client failed.
 """
