@@ -182,8 +182,9 @@ def command_latencies(run: dict[str, Any], events: list[ProbeEvent]) -> dict[str
         "stops": [],
     }
     for c in run["commands"]:
-        kind = "homing" if c["command"] == "home" else c["command"]
-        server = first_after(started, c["t_issue_ns"], lambda e, kind=kind: e.fields["command"] == kind)
+        server = first_after(
+            started, c["t_issue_ns"], lambda e, kind=c["command"]: e.fields["command"] == kind
+        )
         moving = first_after(motion, c["t_issue_ns"], lambda e: e.fields["direction"] != "rest")
         if server is not None:
             out["to_server"].append(server.t_ns - c["t_issue_ns"])
@@ -241,8 +242,10 @@ def state_ages(run: dict[str, Any], events: list[ProbeEvent], t0: int, t1: int) 
             out["age_client"].append(r["age_s"] * 1e9)
             # jtac's snapshot: the newest datagram sent before the client stamped it (time_s on
             # time.monotonic() before a Controller owns the hand)
-            i = int(np.searchsorted(sent_t, int(r["time_s"] * 1e9), side="right")) - 1
-            t_sent = int(sent_t[i]) if np.isfinite(r["time_s"]) and i >= 0 else None
+            t_sent = None
+            if np.isfinite(r["time_s"]):
+                i = int(np.searchsorted(sent_t, int(r["time_s"] * 1e9), side="right")) - 1
+                t_sent = int(sent_t[i]) if i >= 0 else None
         if t_sent is not None:
             out["age_probe"].append(r["t_return_ns"] - t_sent)
     return out
