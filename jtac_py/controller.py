@@ -140,6 +140,8 @@ class Controller(LoopView):
         ends with them (finish_motion()). Idempotent."""
         if not self._started:
             return
+        if isinstance(self._slot.tenant, StreamTenant):
+            self._slot.tenant.stop_gripper()  # the pumps below must not issue its pending target
         if self._stepper is not None:
             self._loop.stop()
         else:

@@ -38,6 +38,11 @@ class StreamTenant:
         handle marks itself closed."""
         self.stream._stop_gripper()
 
+    def stop_gripper(self) -> None:
+        """The stream's gripper channel issues nothing more (Controller.stop(), before its last pump:
+        a stop never moves the hand)."""
+        self.stream._stop_gripper()
+
     def poll(self) -> None:
         """The gripper channel's follower looks at its target (the stream's counters are read on
         demand): every pump, so every 10 ms in real time and every step() in lockstep."""

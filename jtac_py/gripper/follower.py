@@ -29,6 +29,7 @@ import numpy as np
 from jtac_py.gripper.types import FRANKA_HAND, HandLimits
 
 __all__ = [
+    "FINGERS_CLOSED_M",
     "FRACTION_THRESHOLD",
     "MIN_COMMAND_INTERVAL_S",
     "WIDTH_THRESHOLD_M",
@@ -52,6 +53,10 @@ FRACTION_THRESHOLD = WIDTH_THRESHOLD_M / FRANKA_HAND.max_width_m
 #: its motion in several states before the next may preempt it, the fingers cover 10 mm (two
 #: thresholds) at 0.1 m/s meanwhile, and a policy stepping at 10-15 Hz still gets a command per step.
 MIN_COMMAND_INTERVAL_S = 0.1
+#: Fingers closer than this have closed on nothing [m]: the lower edge of a follower grasp's band. The
+#: simulated hand's closed fingers rest within 0.2 mm of 0 at 140 N; an object thinner than 1 mm is
+#: not one a stream's grasp can tell from none.
+FINGERS_CLOSED_M = 0.001
 #: Slack on the interval for clock times that are sums of 1 ms packets [s].
 _CLOCK_SLACK_S = 1e-9
 
@@ -181,13 +186,14 @@ class GripperFollower:
         if reference is not None and target_m >= reference:
             handle = self.gripper.move(target_m, self.speed_m_s)
         else:
-            # The band (0, target + max width): the grasp holds whatever the fingers close on; only
-            # closing all the way (nothing between them) is NOT_GRASPED.
+            # The band (FINGERS_CLOSED_M, target + max width): the grasp holds whatever the fingers
+            # close on; only closing all the way (nothing between them) is NOT_GRASPED.
+            width_m = max(target_m, FINGERS_CLOSED_M)
             handle = self.gripper.grasp(
-                target_m,
+                width_m,
                 self.speed_m_s,
                 self.force_n,
-                epsilon_inner_m=target_m,
+                epsilon_inner_m=width_m - FINGERS_CLOSED_M,
                 epsilon_outer_m=self._limits.max_width_m,
             )
         handle.add_done_callback(_log_failure)

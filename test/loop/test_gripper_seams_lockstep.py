@@ -24,10 +24,9 @@ random lengths. Checked with numbers, after every action and at the end:
   cycle) is bit for bit the one of a twin run of the same sequence without the hand's traffic;
 - after the sequence: stop() leaves no gripper thread and no open handle.
 
-Bugs found, each a strict xfail with its reproducer at the end of this file: Controller.stop() issues
-a stream's pending gripper command (the sequences count it and go on); a stream's closing target with
-nothing between the fingers ends SUCCEEDED (grasped). Also seen, not the hand's: a tare requested
-right after a goal is submitted (no cycle between) is accepted and completes while the goal executes.
+Two bugs the sequences found are kept as reproducers at the end of this file: Controller.stop() issued
+a stream's pending gripper target; a stream's closing target with nothing between the fingers ended
+SUCCEEDED (grasped).
 """
 
 from __future__ import annotations
@@ -450,10 +449,9 @@ class _Sequence:
         issued_before = set(self.commands)
         self.c.stop()
         self._register_stream_handles()
-        # Known bug (test_controller_stop_sends_no_gripper_command below): stop()'s last pump lets an
-        # open stream's follower issue a command, ended PREEMPTED ("closed") at once, which the hand
-        # still carries out. Counted here, asserted there.
+        # stop() never moves the hand: an open stream's pending gripper target is not issued by it.
         self.issued_by_stop += len(set(self.commands) - issued_before)
+        assert self.issued_by_stop == 0, f"stop() issued {set(self.commands) - issued_before}"
         self.log.append(("closed",))
         self.stream = None
         self.streams = []
@@ -643,14 +641,9 @@ def test_random_sequences_keep_the_hand_and_the_arm_apart(seed):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Bugs the sequences found, each as its smallest reproducer (strict xfail: they pass once fixed).
+# Bugs the sequences found, each kept as its smallest reproducer.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Controller.stop()'s last pump runs an open stream's follower: it issues a gripper command "
-    "that stop() then reports PREEMPTED ('closed') while the hand carries it out",
-)
 def test_controller_stop_sends_no_gripper_command():
     """docs/gripper.md: "close(), the stop of a compliant stream and Controller.stop() send no gripper
     command". A target sent and not yet followed (no step since) when stop() comes is issued by it."""
@@ -661,19 +654,14 @@ def test_controller_stop_sends_no_gripper_command():
     c.gripper.add_listener(lambda e: sent.append((e.command, e.width_m)) if e.kind == "command" else None)
     stream = c.stream()
     stream.send(c.state.q_cmd, gripper=0.0)
-    c.stop()  # measured: [("grasp", 0.0)], its handle PREEMPTED "the gripper was closed ..."
+    c.stop()
     c = Controller(arm).start()
     c.step(1000)
-    width_m = c.gripper.state.width_m  # measured: -0.02 mm: the hand closed after all
+    width_m = c.gripper.state.width_m
     c.stop()
     assert sent == [] and width_m > 0.079, f"stop() issued {sent}; the hand went to {width_m * 1e3:.3f} mm"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the follower's grasp band (target - target, target + 0.08) starts at exactly 0 m; the fingers "
-    "closed on nothing stall at +0.0002 mm, inside it: SUCCEEDED",
-)
 def test_a_stream_closing_on_nothing_is_not_grasped():
     """docs/gripper.md, the follower: "the grasp SUCCEEDS when something stops the fingers and ends
     NOT_GRASPED only when they close all the way"."""
@@ -686,7 +674,7 @@ def test_a_stream_closing_on_nothing_is_not_grasped():
             for _ in range(150):
                 c.step(10)
             (grasp,) = stream.gripper_commands
-        result = grasp.result(0)  # measured: SUCCEEDED, grasped, 0.0002 mm
+        result = grasp.result(0)
         assert result.code is Code.NOT_GRASPED, f"{result.code.name} at {result.width_m * 1e3:.4f} mm"
     finally:
         c.stop()

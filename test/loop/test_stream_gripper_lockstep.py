@@ -15,7 +15,12 @@ import pytest
 
 from jtac_py import robots
 from jtac_py.controller import Controller, ResultCode, Trajectory
-from jtac_py.gripper.follower import FRACTION_THRESHOLD, MIN_COMMAND_INTERVAL_S, WIDTH_THRESHOLD_M
+from jtac_py.gripper.follower import (
+    FINGERS_CLOSED_M,
+    FRACTION_THRESHOLD,
+    MIN_COMMAND_INTERVAL_S,
+    WIDTH_THRESHOLD_M,
+)
 from jtac_py.hardware import SimulatedArm
 from jtac_py.recording import GRIPPER_RECORD_FIELDS, RECORD_FIELDS
 
@@ -87,7 +92,7 @@ def test_a_chunk_closes_the_hand_at_the_point_whose_time_has_come(c):
     print(f"grasp issued {delay_s * 1e3:+.1f} ms after point 8's time")
     assert grasp.command == "grasp" and sent.kinds == ["grasp"]
     assert -LOCKSTEP_FOLLOWER_PERIOD_S <= delay_s <= LOCKSTEP_FOLLOWER_PERIOD_S
-    assert sent.events[0].width_m == 0.0
+    assert sent.events[0].width_m == FINGERS_CLOSED_M  # a closed target: the band's lower edge
     result = grasp.result(timeout=2.0)  # nothing between the fingers: closed all the way
     print(f"grasp ended {result.code.name} at {result.width_m * 1e3:.2f} mm after {result.duration_s:.3f} s")
     assert result.width_m < 0.001
@@ -136,7 +141,7 @@ def test_a_fraction_channel_commands_the_width_droid_means(c):
     _run(c, 0.2)
     stream.close()
     assert [(e.command, round(e.width_m, 6)) for e in sent.events] == [
-        ("grasp", 0.0),
+        ("grasp", FINGERS_CLOSED_M),
         ("move", 0.04),  # from closed: opening
         ("move", 0.08),
     ]
@@ -316,7 +321,7 @@ def test_the_recording_holds_the_gripper_series_on_the_controllers_time_base(c, 
     assert np.all(np.diff(state_s) > 0) and len(state_s) >= 1200
     assert data["gripper_command_kind"].tolist() == ["grasp"]
     assert data["gripper_command_time"][0] == pytest.approx(grasp.issued_at_s)
-    assert data["gripper_command_width_m"].tolist() == [0.0]
+    assert data["gripper_command_width_m"].tolist() == [FINGERS_CLOSED_M]
     assert data["gripper_result_code"].tolist() == [result.code.name]
     assert data["gripper_result_id"].tolist() == data["gripper_command_id"].tolist() == [grasp.id]
     end_s = data["gripper_result_time"][0]
