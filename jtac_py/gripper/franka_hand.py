@@ -25,7 +25,13 @@ import time
 from typing import Any
 
 from jtac_py.gripper import franka_protocol as fp
-from jtac_py.gripper.types import FRANKA_HAND, GripperResultCode, GripperState, HandLimits
+from jtac_py.gripper.types import (
+    FRANKA_HAND,
+    GripperResultCode,
+    GripperState,
+    HandLimits,
+    missed_band_message,
+)
 
 __all__ = ["CONNECT_TIMEOUT_S", "STATE_TIMEOUT_S", "FrankaHand"]
 
@@ -316,12 +322,7 @@ def _outcome(command: str, values: dict[str, float], status: fp.Status, width_m:
     if status is fp.Status.FAIL:
         return Code.FAILED, f"{command}: {_STATUS_MESSAGES[status]}"
     if command == "grasp":
-        low_m = values["width_m"] - values["epsilon_inner_m"]
-        high_m = values["width_m"] + values["epsilon_outer_m"]
-        return Code.NOT_GRASPED, (
-            f"kUnsuccessful: the fingers stopped at {width_m * 1e3:.1f} mm, outside the grasp band "
-            f"{low_m * 1e3:.1f}..{high_m * 1e3:.1f} mm"
-        )
+        return Code.NOT_GRASPED, f"kUnsuccessful: {missed_band_message(values, width_m)}"
     return Code.BLOCKED, f"kUnsuccessful: the fingers stopped at {width_m * 1e3:.1f} mm"
 
 

@@ -11,7 +11,13 @@ import math
 import threading
 from typing import Any
 
-from jtac_py.gripper.types import FRANKA_HAND, GripperResultCode, GripperState, HandLimits
+from jtac_py.gripper.types import (
+    FRANKA_HAND,
+    GripperResultCode,
+    GripperState,
+    HandLimits,
+    missed_band_message,
+)
 from jtac_py.lockstep import PACKET_S
 
 __all__ = ["SimulatedHand"]
@@ -120,12 +126,7 @@ def _outcome(command: str, values: dict[str, float], status: str, width_m: float
     if status == "aborted":
         return Code.PREEMPTED, "aborted by a newer command"
     if command == "grasp":
-        low_m = values["width_m"] - values["epsilon_inner_m"]
-        high_m = values["width_m"] + values["epsilon_outer_m"]
-        return Code.NOT_GRASPED, (
-            f"the fingers stopped at {width_m * 1e3:.1f} mm, outside the grasp band "
-            f"{low_m * 1e3:.1f}..{high_m * 1e3:.1f} mm"
-        )
+        return Code.NOT_GRASPED, missed_band_message(values, width_m)
     target_m = values.get("width_m", math.nan)
     return Code.BLOCKED, f"the fingers stopped at {width_m * 1e3:.1f} mm, short of {target_m * 1e3:.1f} mm"
 

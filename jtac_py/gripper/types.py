@@ -18,6 +18,7 @@ __all__ = [
     "GripperState",
     "HandLimits",
     "check_command",
+    "missed_band_message",
 ]
 
 _log = logging.getLogger("jtac.gripper")
@@ -104,6 +105,16 @@ class GripperEvent:
     speed_m_s: float | None = None
     force_n: float | None = None
     result: GripperResult | None = field(default=None)
+
+
+def missed_band_message(values: dict[str, float], width_m: float) -> str:
+    """Why a grasp is NOT_GRASPED: where the fingers stopped and the band they missed [mm]."""
+    low_m = values["width_m"] - values["epsilon_inner_m"]
+    high_m = values["width_m"] + values["epsilon_outer_m"]
+    return (
+        f"the fingers stopped at {width_m * 1e3:.1f} mm, outside the grasp band "
+        f"{low_m * 1e3:.1f}..{high_m * 1e3:.1f} mm"
+    )
 
 
 def check_command(limits: HandLimits, command: str, **values: float) -> dict[str, float]:

@@ -13,11 +13,10 @@ from typing import Any
 
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, seconds
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
-from jtac_ros.cli.session import SERVICE_TIMEOUT_S, RosSession
+from jtac_ros.cli.session import SERVICE_TIMEOUT_S, RosSession, cancel_goal
 
 __all__ = ["add_parser", "handle"]
 
-_CANCEL_TIMEOUT_S = 2.0  # how long an interrupted command waits for its cancel to be acknowledged
 _DEFAULT_TIMEOUT_S = 30.0  # a gripper command takes about a second: 0.08 m at 0.1 m/s
 _NO_HAND_HINT = "does the node have a hand? (parameter hand: jtac param get hand)"
 
@@ -150,7 +149,7 @@ def _send(ros: RosSession, client: Any, name: str, goal: Any, timeout_s: float) 
     try:
         send_future = client.send_goal_async(goal, goal_uuid=goal_id)
         if not ros.wait(send_future, timeout_s):
-            _cancel(ros, name, goal_id)
+            cancel_goal(ros, name, goal_id)
             raise CliError(EXIT_FAILED, f"timeout: {name} did not answer the goal; cancel requested")
         handle = send_future.result()
         if not handle.accepted:
@@ -158,27 +157,13 @@ def _send(ros: RosSession, client: Any, name: str, goal: Any, timeout_s: float) 
             return None
         result_future = handle.get_result_async()
         if not ros.wait(result_future, timeout_s):
-            _cancel(ros, name, goal_id)
+            cancel_goal(ros, name, goal_id)
             raise CliError(EXIT_FAILED, f"timeout: no result after {timeout_s:g} s; the hand was stopped")
         return result_future.result()
     except KeyboardInterrupt:
         print("interrupted: stopping the hand", file=sys.stderr)
-        _cancel(ros, name, goal_id)
+        cancel_goal(ros, name, goal_id)
         raise
-
-
-def _cancel(ros: RosSession, action: str, goal_id: Any) -> None:
-    """Cancels one goal (the node stops the hand); waits briefly for the acknowledgement."""
-    from action_msgs.srv import CancelGoal
-
-    client = ros.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
-    try:
-        request = CancelGoal.Request()
-        request.goal_info.goal_id = goal_id
-        if not ros.wait(client.call_async(request), _CANCEL_TIMEOUT_S):
-            print(f"no answer to the cancel request within {_CANCEL_TIMEOUT_S:g} s", file=sys.stderr)
-    finally:
-        ros.node.destroy_client(client)
 
 
 # ---------------------------------------------------------------------------------- stop, state

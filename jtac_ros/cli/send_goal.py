@@ -12,11 +12,9 @@ from typing import Any
 from jtac_py.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, seconds
 from jtac_ros.cli.options import NO_NODE_HINT, node_option, wait_option
 from jtac_ros.cli.progress import GoalProgress
-from jtac_ros.cli.session import RosSession, action_name, constant_names
+from jtac_ros.cli.session import RosSession, action_name, cancel_goal, constant_names
 
 __all__ = ["add_parser", "handle"]
-
-_CANCEL_TIMEOUT_S = 2.0  # how long an interrupted send-goal waits for its cancel to be acknowledged
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -100,7 +98,7 @@ class _GoalRun:
                 self.progress.finish()
             if self.goal_id is not None:
                 print("interrupted: canceling the goal", file=sys.stderr)
-                _cancel(self.ros, self.name, self.goal_id)
+                cancel_goal(self.ros, self.name, self.goal_id)
             raise
 
     def _send_and_wait(self, spec: Any) -> Any:
@@ -146,7 +144,7 @@ class _GoalRun:
     def _give_up(self, message: str) -> None:
         """Ends the progress bar, cancels the goal and fails with ``message`` (exit 1)."""
         self.progress.finish()
-        _cancel(self.ros, self.name, self.goal_id)
+        cancel_goal(self.ros, self.name, self.goal_id)
         raise CliError(EXIT_FAILED, message)
 
 
@@ -165,17 +163,3 @@ def _print_result(response: Any, moveit: bool) -> int:
         text += f" (goal {status_names.get(response.status, response.status)})"
     print(text, flush=True)
     return EXIT_OK if code == 0 and response.status == GoalStatus.STATUS_SUCCEEDED else EXIT_FAILED
-
-
-def _cancel(ros: RosSession, action: str, goal_id: Any) -> None:
-    """Ask the action server to cancel one goal (by id); wait briefly for the acknowledgement."""
-    from action_msgs.srv import CancelGoal
-
-    client = ros.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
-    try:
-        request = CancelGoal.Request()
-        request.goal_info.goal_id = goal_id
-        if not ros.wait(client.call_async(request), _CANCEL_TIMEOUT_S):
-            print(f"no answer to the cancel request within {_CANCEL_TIMEOUT_S:g} s", file=sys.stderr)
-    finally:
-        ros.node.destroy_client(client)

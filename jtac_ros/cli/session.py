@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -112,6 +113,23 @@ class RosSession:
             return future.result()
         finally:
             self.node.destroy_client(client)
+
+
+CANCEL_TIMEOUT_S = 2.0  # how long an interrupted command waits for its cancel to be acknowledged [s]
+
+
+def cancel_goal(ros: RosSession, action: str, goal_id: Any) -> None:
+    """Asks the action server to cancel one goal (by id); waits briefly for the acknowledgement."""
+    from action_msgs.srv import CancelGoal
+
+    client = ros.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
+    try:
+        request = CancelGoal.Request()
+        request.goal_info.goal_id = goal_id
+        if not ros.wait(client.call_async(request), CANCEL_TIMEOUT_S):
+            print(f"no answer to the cancel request within {CANCEL_TIMEOUT_S:g} s", file=sys.stderr)
+    finally:
+        ros.node.destroy_client(client)
 
 
 def action_name(node: str, moveit: bool) -> str:

@@ -136,6 +136,26 @@ def franka_sim_python() -> Path:
     return SIM_PYTHON
 
 
+@pytest.fixture(scope="module")
+def hand_sim(request, tmp_path_factory, franka_sim_python):
+    """franka-sim with its gripper server (port 1338) and a virtual object between the fingers, one per
+    module: the module names its own loopback block (SECOND_OCTET, outside the pool's 10..21) and the
+    object's width (OBJECT_WIDTH_M)."""
+    name = request.module.__name__.rsplit(".", 1)[-1]
+    log_dir = tmp_path_factory.mktemp(name)
+    try:
+        sim = start_server(
+            lambda ip: log_dir / f"{name}_{ip}.log",
+            request.module.SECOND_OCTET,
+            gripper=True,
+            gripper_object_width=request.module.OBJECT_WIDTH_M,
+        )
+    except FrankaSimError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield sim
+    sim.stop()
+
+
 @pytest.fixture(scope="session")
 def franka_sim_pool(tmp_path_factory, franka_sim_python):
     pool = FrankaSimPool(tmp_path_factory.mktemp("franka_sim"))

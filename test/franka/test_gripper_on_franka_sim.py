@@ -19,7 +19,6 @@ import pytest
 
 pylibfranka = pytest.importorskip("pylibfranka")
 
-from franka_sim_harness import FrankaSimError, start_server  # noqa: E402  (test/franka/conftest.py's path)
 
 from jtac_py import _native  # noqa: E402
 from jtac_py.controller import Controller, Trajectory  # noqa: E402
@@ -36,23 +35,6 @@ OBJECT_WIDTH_M = 0.03
 RESULT_TIMEOUT_S = 10.0
 # Test servers of test/franka/conftest.py take second octets 10..21; this module's takes the next.
 SECOND_OCTET = 22
-
-
-@pytest.fixture(scope="module")
-def hand_sim(tmp_path_factory, franka_sim_python):
-    """franka-sim with its gripper server and the virtual object (one per module)."""
-    log_dir = tmp_path_factory.mktemp("franka_sim_gripper")
-    try:
-        sim = start_server(
-            lambda ip: log_dir / f"franka_sim_gripper_{ip}.log",
-            SECOND_OCTET,
-            gripper=True,
-            gripper_object_width=OBJECT_WIDTH_M,
-        )
-    except FrankaSimError as exc:
-        pytest.fail(str(exc), pytrace=False)
-    yield sim
-    sim.stop()
 
 
 @pytest.fixture

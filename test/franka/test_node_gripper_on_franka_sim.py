@@ -15,7 +15,6 @@ import pytest
 pylibfranka = pytest.importorskip("pylibfranka")
 rclpy = pytest.importorskip("rclpy")
 
-from franka_sim_harness import FrankaSimError, start_server  # noqa: E402  (test/franka/conftest.py's path)
 
 from jtac_py import _native  # noqa: E402
 
@@ -28,22 +27,6 @@ OBJECT_WIDTH_M = 0.03
 # Test servers of test/franka/conftest.py take second octets 10..21, test_gripper_on_franka_sim 22.
 SECOND_OCTET = 23
 FINGERS = ["fr3_finger_joint1", "fr3_finger_joint2"]
-
-
-@pytest.fixture(scope="module")
-def hand_sim(tmp_path_factory, franka_sim_python):
-    log_dir = tmp_path_factory.mktemp("franka_sim_node_gripper")
-    try:
-        sim = start_server(
-            lambda ip: log_dir / f"franka_sim_node_gripper_{ip}.log",
-            SECOND_OCTET,
-            gripper=True,
-            gripper_object_width=OBJECT_WIDTH_M,
-        )
-    except FrankaSimError as exc:
-        pytest.fail(str(exc), pytrace=False)
-    yield sim
-    sim.stop()
 
 
 def _wait(predicate, timeout_s, what):
