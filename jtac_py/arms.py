@@ -1,5 +1,6 @@
 """The one place that builds an arm from parameter values (``hardware``, ``robot``, ``robot_ip``,
 ``late_commands``, ``hand``): the Controller without an arm given and the ROS node both call ``build_arm``.
+``hand`` may be absent (a mapping written before it existed): no hand.
 
 A new backend is a builder in ``ARM_BUILDERS`` (and its name in the ``hardware`` parameter's
 ``one_of`` in ``params/``); what it returns must implement ``jtac_py.hardware.Arm``.
@@ -18,7 +19,7 @@ __all__ = ["ARM_BUILDERS", "build_arm"]
 def _simulated_arm(values: Mapping[str, Any]) -> Arm:
     """The simulated arm on its own 1 kHz clock, as a real one runs (lockstep is built by hand); with
     ``hand`` the Franka Hand is in its model."""
-    return SimulatedArm(values["robot"], clock="realtime", hand=bool(values["hand"]))
+    return SimulatedArm(values["robot"], clock="realtime", hand=bool(values.get("hand", False)))
 
 
 def _franka_arm(values: Mapping[str, Any]) -> Arm:
@@ -28,7 +29,7 @@ def _franka_arm(values: Mapping[str, Any]) -> Arm:
         values["robot_ip"],
         robot=values["robot"],
         late_commands=values["late_commands"],
-        hand=bool(values["hand"]),
+        hand=bool(values.get("hand", False)),
     )
 
 

@@ -70,6 +70,9 @@ def test_build_arm_builds_the_simulated_arm_on_its_own_clock():
     arm = arms.build_arm({"hardware": "sim", "robot": "panda", "robot_ip": "", "late_commands": "dropped"})
     assert isinstance(arm, SimulatedArm)
     assert (arm.robot, arm.clock, arm.late_commands) == ("panda", "realtime", "applied")
+    assert not arm.gripper.present  # no `hand` in the mapping: no hand
+    with_hand = arms.build_arm({"hardware": "sim", "robot": "fr3", "hand": True})
+    assert with_hand.gripper.present and with_hand.device.has_hand
 
 
 def test_build_arm_names_the_backends_it_knows():
