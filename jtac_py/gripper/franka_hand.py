@@ -228,7 +228,7 @@ class FrankaHand:
         for entry in self._answered:
             command_id, command, values, status, seen = entry
             entry[4] = seen = seen + 1
-            if seen < STATES_AFTER_ANSWER and not _shows(command, values, status, state.width_m):
+            if seen < STATES_AFTER_ANSWER and not _shows(command, values, status, state):
                 waiting.append(entry)
                 continue
             code, message = _outcome(command, values, status, state.width_m)
@@ -295,11 +295,17 @@ def _request(command: str, command_id: int, values: dict[str, float]) -> bytes:
     return fp.stop_request(command_id)
 
 
-def _shows(command: str, values: dict[str, float], status: fp.Status, width_m: float) -> bool:
-    """Whether a state at width_m shows the answered command done: a successful move at its width;
-    anything else at once."""
-    if command == "move" and status is fp.Status.SUCCESS:
-        return abs(width_m - values["width_m"]) <= MOVE_TOLERANCE_M
+def _shows(command: str, values: dict[str, float], status: fp.Status, state: fp.StateDatagram) -> bool:
+    """Whether a state shows the answered command done: a successful move at its width, a successful
+    grasp holding (the grasp flag, or a width within its band); anything else at once."""
+    if status is not fp.Status.SUCCESS:
+        return True
+    if command == "move":
+        return abs(state.width_m - values["width_m"]) <= MOVE_TOLERANCE_M
+    if command == "grasp":
+        low_m = values["width_m"] - values["epsilon_inner_m"]
+        high_m = values["width_m"] + values["epsilon_outer_m"]
+        return state.is_grasped or low_m <= state.width_m <= high_m
     return True
 
 

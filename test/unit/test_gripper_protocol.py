@@ -52,6 +52,10 @@ class ScriptedHand:
         self.broadcasting = True
         self.width_m = 0.05
         self.object_width_m: float | None = None  # stops a successful move short, as franka-sim's does
+        # A successful move or grasp shows in the states only after this many more (franka-sim's
+        # states are sampled before the answer goes out and can arrive after it).
+        self.states_behind = 0
+        self._arriving: list[float] = []  # widths [m] the next states show, oldest first
         self.version = version
         self.connect_answer = True
         self._state_period_s = state_period_s
@@ -112,8 +116,10 @@ class ScriptedHand:
             return
         status = self.answer(command, command_id)
         if status is fp.Status.SUCCESS and command in (fp.Command.MOVE, fp.Command.GRASP):
-            self.width_m = struct.unpack_from("<d", message, fp.HEADER.size)[0]  # there at once
-            self.width_m = max(self.width_m, self.object_width_m or 0.0)
+            width_m = struct.unpack_from("<d", message, fp.HEADER.size)[0]  # there at once
+            width_m = max(width_m, self.object_width_m or 0.0)
+            self._arriving = [self.width_m] * self.states_behind
+            self.width_m = width_m
         elif status is fp.Status.SUCCESS and command is fp.Command.HOMING:
             self.width_m = 0.08
         if status is not None:
@@ -124,7 +130,8 @@ class ScriptedHand:
         while not self._stop.wait(self._state_period_s):
             if self.broadcasting and self._udp_to is not None:
                 message_id += 1
-                state = fp.STATE.pack(message_id, self.width_m, 0.08, False, 31)
+                shown_m = self._arriving.pop(0) if self._arriving else self.width_m
+                state = fp.STATE.pack(message_id, shown_m, 0.08, False, 31)
                 try:
                     self._udp.sendto(state, self._udp_to)
                 except OSError:
@@ -270,6 +277,15 @@ def test_a_move_answered_success_short_of_its_width_is_blocked(hand, gripper):
     assert blocked.width_m == pytest.approx(0.03)
     assert "kSuccess, but the fingers stopped at 30.0 mm, short of 20.0 mm" in blocked.message
     assert gripper.move(0.026).result(RESULT_TIMEOUT_S).success  # within MOVE_TOLERANCE_M (5 mm)
+
+
+@pytest.mark.parametrize("command", ["move", "grasp"])
+def test_a_result_waits_for_the_state_that_shows_it_done(hand, gripper, command):
+    hand.states_behind = 2  # the answer overtakes two states with the old width (0.05 m)
+    handle = gripper.move(0.02) if command == "move" else gripper.grasp(0.03, epsilon_outer_m=0.004)
+    result = handle.result(RESULT_TIMEOUT_S)
+    assert result.success
+    assert result.width_m == pytest.approx(0.02 if command == "move" else 0.03)
 
 
 def test_a_new_command_sends_stop_then_itself_and_preempts(hand, gripper):
