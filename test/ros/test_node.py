@@ -166,7 +166,8 @@ def test_deactivate_mid_goal_aborts_at_once_with_invalid_state(rig):
     rig.node.trigger_deactivate()
     result = rig.wait(handle.get_result_async()).result
     assert result.error_code == Fjta.Result.INVALID_STATE
-    assert time.monotonic() - t0 < 1.0  # at once, not after a stop
+    # At once: well before the goal's remaining 2.5 s (a margin for executors delayed by load).
+    assert time.monotonic() - t0 < 2.0
     # While inactive, a goal is rejected at the action level, as JTC does, with the reason in the log.
     n_logs = len(rig.logs)
     assert not rig.wait(rig.action.send_goal_async(_goal(q0, q0 + 0.1))).accepted

@@ -6,6 +6,7 @@ semantics (~/stream).
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -148,16 +149,23 @@ def test_a_stale_chunk_brakes_the_arm_and_is_logged(rig, streaming):
     observed_ns, q = _observe(rig)
     old_ns = observed_ns - 1_000_000_000  # an observation 1 s old: its 0.3 s of points all past
     streaming.publish(_chunk_msg([q] * CHUNK_POINTS, old_ns))
-    t0 = time.monotonic()
     stream = rig.node._streams.stream
-    rig.wait_for(lambda: stream.stale_chunks == 1, timeout=1.0, what="the stale chunk taken")
-    rig.wait_for(lambda: np.abs(rig.states[-1].output.velocities).max() == 0.0, what="the arm at rest")
-    assert time.monotonic() - t0 < t_stop + 1.0  # the stop, plus DDS and the executors' delays
+    rig.wait_for(lambda: stream.stale_chunks == 1, what="the stale chunk taken")
+    # At rest after the stop (t_stop) plus DDS's and the executors' delays, which grow under load:
+    # the wait bounds them generously; the brake's rate is the controller's, tested in lockstep.
+    rig.wait_for(
+        lambda: np.abs(rig.states[-1].output.velocities).max() == 0.0,
+        timeout=t_stop + 10.0,
+        what="the arm at rest",
+    )
     assert stream.brakes == 1
     rig.wait_for(lambda: any("stale" in m.msg for m in rig.log_lines(n_logs)), what="the stale line")
     (line,) = [m for m in rig.log_lines(n_logs) if "stale" in m.msg]
     assert line.level == Log.WARN and "braking to rest" in line.msg
-    assert "observed 1.0" in line.msg  # how old the observation was when the chunk arrived [s]
+    # How old the observation was when the chunk arrived [s]: the 1 s it was backdated by, plus the
+    # age of the state it was backdated from and the publish's latency (both grow under load).
+    age_s = float(re.search(r"observed ([0-9.]+) s before it arrived", line.msg).group(1))
+    assert 1.0 <= age_s < 1.0 + 2.0
 
 
 def _stop_rest(q, v):
