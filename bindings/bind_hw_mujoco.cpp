@@ -153,6 +153,11 @@ void bind_hw_mujoco(py::module_& m) {
           "next tick; any thread")
       .def("inject_sensor_fault", &MujocoDevice::inject_sensor_fault, py::arg("value"), py::arg("duration_s"),
            "Every F/T component reads `value` (e.g. NaN) for duration_s from the next tick; any thread")
+      .def("inject_fault", &MujocoDevice::inject_fault,
+           "Robot fault (as a reflex): every read fails with DEVICE_ERROR from the next one on, until "
+           "clear_fault(); any thread")
+      .def("clear_fault", &MujocoDevice::clear_fault, "Ends an injected fault; any thread")
+      .def_property_readonly("fault_injected", &MujocoDevice::fault_injected)
       .def_property_readonly("pushes_active", &MujocoDevice::pushes_active)
       .def_property_readonly("pushes_dropped", &MujocoDevice::pushes_dropped)
       .def(

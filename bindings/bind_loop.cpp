@@ -395,6 +395,37 @@ void bind_control_loop(py::module_& m) {
                              "True while the running law brakes to rest for a switch")
       .def_property_readonly("handovers", &ControlLoop::handovers, "Hand-overs completed")
       .def(
+          "watch_peer",
+          [](ControlLoop& l, const AsyncInterface& peer) {
+            if (l.running()) {
+              throw std::runtime_error("watch_peer: the loop runs; watch peers before start()");
+            }
+            if (!l.watch_peer(peer)) {
+              throw std::invalid_argument("watch_peer: this loop's own interface, or already " +
+                                          std::to_string(ControlLoop::kMaxPeers) + " peers");
+            }
+          },
+          py::arg("peer"), py::keep_alive<1, 2>(),
+          "Brakes the running law to rest at the next cycle once `peer` (another arm's AsyncInterface) "
+          "stops by itself")
+      .def(
+          "clear_peers",
+          [](ControlLoop& l) {
+            if (l.running()) {
+              throw std::runtime_error("clear_peers: the loop runs");
+            }
+            l.clear_peers();
+          },
+          "Watches no other arm")
+      .def("request_peer_brake", &ControlLoop::request_peer_brake,
+           "Brakes the running law as for a peer's fault at the next cycle (never waits)")
+      .def("rearm_peer_watch", &ControlLoop::rearm_peer_watch,
+           "Arms the peer watch again after a peer's fault was dealt with")
+      .def_property_readonly("peer_brakes", &ControlLoop::peer_brakes, "Peer-fault brakes applied")
+      .def("controller_time_at", &ControlLoop::controller_time_at, py::arg("host_ns"),
+           "The controller time [s] at host steady-clock time host_ns [ns] (time.monotonic_ns()); NaN "
+           "before the first cycle")
+      .def(
           "set_stop_accelerations",
           [](ControlLoop& l, const std::vector<double>& a) {
             if (a.size() != static_cast<std::size_t>(jtac::loop::kNumJoints)) {

@@ -79,7 +79,8 @@ void bind_trajectory_enums(py::module_& m) {
       .value("CONNECTING_ACCELERATION", jtac::EventDetail::kConnectingAcceleration)
       .value("SPLINE_VELOCITY", jtac::EventDetail::kSplineVelocity)
       .value("SPLINE_ACCELERATION", jtac::EventDetail::kSplineAcceleration)
-      .value("HANDED_OVER", jtac::EventDetail::kHandedOver);
+      .value("HANDED_OVER", jtac::EventDetail::kHandedOver)
+      .value("PEER_FAULT", jtac::EventDetail::kPeerFault);
 }
 
 }  // namespace jtac_python

@@ -103,6 +103,8 @@ static std::string describe_reason(const Event& e, const std::vector<std::string
       return "the controller was deactivated while the goal was pending";
     case EventDetail::kHandedOver:
       return "the arm was handed over to another control law: the goal braked to rest and ended";
+    case EventDetail::kPeerFault:
+      return "another arm of the group stopped by itself: the goal braked to rest and ended";
     case EventDetail::kForceTorqueThreshold:
       return "force/torque threshold exceeded: tip " + std::to_string(e.joint / 6) + " axis " +
              axis_name(e.joint % 6) + " reads " + number(e.value) + " (threshold " + number(e.limit) + ")";

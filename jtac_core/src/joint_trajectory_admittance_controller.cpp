@@ -177,6 +177,7 @@ void JointTrajectoryAdmittanceController::activate() noexcept {
 
 void JointTrajectoryAdmittanceController::on_activation() noexcept {
   handover_stop_ = false;
+  peer_stop_ = false;
   external_active_.store(false, std::memory_order_release);
   last_mode_ = ControllerMode::kIdle;
   if (has_sensor_) {

@@ -138,6 +138,12 @@ UpdateStatus JointTrajectoryAdmittanceController::update(double time_s, double p
     seams_.stop_code = ResultCode::kInvalidState;
     seams_.stop_detail = EventDetail::kHandedOver;
   }
+  if (peer_stop_ && !seams_.stop_requested) {
+    seams_.stop_requested = true;
+    seams_.stop_code = ResultCode::kInvalidState;
+    seams_.stop_detail = EventDetail::kPeerFault;
+  }
+  peer_stop_ = false;
   if (has_sensor_) {
     // Also without compliance: the springs bring back an offset an earlier goal left.
     if (tracking && have_reference_ && !seams_.stop_requested) {
@@ -173,6 +179,7 @@ void JointTrajectoryAdmittanceController::activate_external(const JointVector& c
                                                             const AdmittanceGoal& admittance) noexcept {
   const int n = trajectory_.num_joints();
   handover_stop_ = false;
+  peer_stop_ = false;
   last_mode_ = ControllerMode::kIdle;
   last_goal_id_ = 0;
   goal_active_.store(false, std::memory_order_release);

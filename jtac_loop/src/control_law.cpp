@@ -80,6 +80,8 @@ void JtacLaw::deactivate(double time_s) noexcept { controller_.deactivate(time_s
 
 void JtacLaw::begin_handover(double /*time_s*/) noexcept { controller_.request_handover_stop(); }
 
+void JtacLaw::brake_for_peer(double /*time_s*/) noexcept { controller_.request_peer_stop(); }
+
 bool JtacLaw::at_rest() const noexcept { return at_rest_; }
 
 void JtacLaw::activate_external(const DeviceState& state, const JointArray& q_rad,

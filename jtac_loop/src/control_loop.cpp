@@ -81,6 +81,7 @@ void ControlLoop::init() {
   }
   packets_per_cycle_ = 1000 / rate;
   period_s_ = device_period_s * packets_per_cycle_;
+  clock_ = std::make_unique<ClockMap>(period_s_);
   period_ns_ = 1000000LL * packets_per_cycle_;
   ring_ = std::make_unique<SpscRingBuffer<CycleRecord>>(config_.record_capacity);
 }
@@ -186,6 +187,37 @@ void ControlLoop::serve_switch(double time_s) noexcept {
   }
 }
 
+bool ControlLoop::watch_peer(const AsyncInterface& peer) noexcept {
+  if (num_peers_ >= kMaxPeers || &peer == &interface_) {
+    return false;
+  }
+  peers_[num_peers_++] = &peer;
+  return true;
+}
+
+void ControlLoop::serve_peers(double time_s) noexcept {
+  if (const std::uint64_t rearms = peer_watch_rearms_.load(std::memory_order_acquire);
+      rearms != peer_watch_rearms_taken_) {
+    peer_watch_rearms_taken_ = rearms;
+    peer_braked_ = false;
+  }
+  bool fault = false;
+  if (const std::uint64_t asked = peer_brake_requests_.load(std::memory_order_acquire);
+      asked != peer_brake_requests_taken_) {
+    peer_brake_requests_taken_ = asked;
+    fault = true;  // asked for: brakes even after an earlier fault
+    peer_braked_ = false;
+  }
+  for (std::size_t i = 0; i < num_peers_ && !fault; ++i) {
+    fault = peers_[i]->exit_status() != DeviceStatus::kOk;
+  }
+  if (fault && !peer_braked_) {
+    active_law_->brake_for_peer(time_s);
+    peer_braked_ = true;
+    peer_brakes_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
 void ControlLoop::remember_command(double time_s, double period_s) noexcept {
   for (std::size_t j = 0; j < handover_.q_rad.size(); ++j) {
     const double dq = out_.dq_cmd_rad_s[j];
@@ -247,6 +279,7 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
     stop_accelerations_ = *a;
     active_law_->set_stop_accelerations(stop_accelerations_);
   }
+  clock_->update(t, state_.host_receive_ns > 0 ? state_.host_receive_ns : ClockMap::host_now_ns());
   // A law switch is served at a cycle boundary, by the hand-over contract (control_law.hpp).
   serve_switch(t);
   if (!activated_) {
@@ -260,6 +293,7 @@ ControlLoop::CycleOutcome ControlLoop::cycle() noexcept {
     active_law_->activate(state_, handover_);
     activated_ = true;
   }
+  serve_peers(t);
   const UpdateStatus status = active_law_->update(state_, t, dt, out_);
   if (status != UpdateStatus::kOk) {
     timing_.update_not_ok.fetch_add(1, std::memory_order_relaxed);

@@ -63,8 +63,8 @@ void StreamLaw::activate(const DeviceState& state, const LawHandover& from) noex
   catch_up_.reset(q_cmd_, state.time_s);
   if (jtac_ != nullptr) {
     jtac_->activate_external(state, q_cmd_, admittance_);
-    stop_code_.store(ResultCode::kSuccessful, std::memory_order_release);
   }
+  stop_code_.store(ResultCode::kSuccessful, std::memory_order_release);
   brakes_taken_.store(brake_requests_.load(std::memory_order_acquire), std::memory_order_release);
   closing_.store(false, std::memory_order_release);
   active_ = true;
@@ -85,6 +85,12 @@ void StreamLaw::begin_handover(double time_s) noexcept {
   stream_.brake(time_s);
 }
 
+void StreamLaw::brake_for_peer(double time_s) noexcept {
+  stop_code_.store(ResultCode::kInvalidState, std::memory_order_release);
+  stream_.drop_inputs();
+  stream_.brake(time_s);
+}
+
 UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double period_s,
                                LawOutput& out) noexcept {
   if (!active_) {
@@ -100,18 +106,15 @@ UpdateStatus StreamLaw::update(const DeviceState& state, double time_s, double p
     stream_.drop_inputs();
     stream_.brake(time_s);
   }
-  if (closing_.load(std::memory_order_relaxed)) {
-    stream_.drop_inputs();
+  const bool stopped = stop_code() != ResultCode::kSuccessful;
+  if (closing_.load(std::memory_order_relaxed) || stopped) {
+    stream_.drop_inputs();  // a stop holds until the stream is closed
   }
   UpdateStatus status = UpdateStatus::kOk;
   if (jtac_ == nullptr) {
     follow(time_s);
     fill_plain(state, out);
   } else {
-    const bool stopped = stop_code() != ResultCode::kSuccessful;
-    if (stopped) {
-      stream_.drop_inputs();  // the stop holds until the stream is closed
-    }
     follow(time_s);
     status = jtac_->update_external(state, time_s, period_s, sample_.q_rad, sample_.dq_rad_s,
                                     sample_.ddq_rad_s2, stream_.state() == StreamState::kFollowing, out);

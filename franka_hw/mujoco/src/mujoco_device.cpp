@@ -245,6 +245,10 @@ DeviceStatus MujocoDevice::read_once(DeviceState& state) noexcept {
   if (model_ == nullptr) {
     return DeviceStatus::kNotConfigured;
   }
+  if (faulted_.load(std::memory_order_acquire)) {
+    fill_state(state);
+    return DeviceStatus::kDeviceError;
+  }
   std::uint64_t steps = 1;
   if (clock_ == ClockMode::kRealTime) {
     std::int64_t now = now_ns();

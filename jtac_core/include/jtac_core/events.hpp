@@ -52,6 +52,7 @@ enum class EventDetail : std::uint8_t {
   kSplineVelocity,             ///< the positions-only spline needs `value` rad/s on `joint` > limit
   kSplineAcceleration,         ///< likewise for acceleration [rad/s²]
   kHandedOver,                 ///< the loop hands the arm to another control law: braked to rest first
+  kPeerFault,                  ///< another arm of the same group stopped by itself: braked to rest
 };
 
 /// One report from the real-time side.

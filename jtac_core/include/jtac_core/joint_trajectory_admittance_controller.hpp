@@ -163,6 +163,11 @@ class JointTrajectoryAdmittanceController {
   /// cancel, a tolerance) keeps its own reason. Cleared by the next activation. Control thread.
   void request_handover_stop() noexcept { handover_stop_ = true; }
 
+  /// Another arm of the same group stopped by itself: at the next update() a goal in motion brakes
+  /// to rest within stop_accelerations and ends ABORTED / INVALID_STATE with EventDetail::kPeerFault
+  /// (a stop already under way keeps its own reason). Once: goals taken afterwards run. Control thread.
+  void request_peer_stop() noexcept { peer_stop_ = true; }
+
   /// One control cycle. Real-time safe.
   UpdateStatus update(double time_s, double period_s, const JointVector& position_rad,
                       const JointVector& velocity_rad_s, const TipWrenches& wrench_raw_sensor,
@@ -228,6 +233,7 @@ class JointTrajectoryAdmittanceController {
 
   TrajectoryController trajectory_;
   bool handover_stop_ = false;  // request_handover_stop(), control thread
+  bool peer_stop_ = false;      // request_peer_stop(), control thread; taken by the next update()
   Kinematics kinematics_;
   Admittance admittance_;
   std::array<ForceTorquePipeline, kMaxTips> pipelines_{};

@@ -77,6 +77,12 @@ class ControlLaw {
   /// True when the last command is at rest and nothing in force would move it: the loop may switch.
   virtual bool at_rest() const noexcept = 0;
 
+  /// Another arm of the loop's group stopped by itself (ControlLoop::watch_peer): from this cycle
+  /// (controller time `time_s` [s]) brake to rest within the stop accelerations in force; what was
+  /// running ends (a goal, a stream's inputs, a custom law's calls) and the law stays, at rest.
+  /// Default: as begin_handover().
+  virtual void brake_for_peer(double time_s) noexcept { begin_handover(time_s); }
+
   /// The deceleration of each joint for this law's brakes from now on [rad/s²] (the controller's
   /// `stop_accelerations`, read live): given by the loop at activation and whenever it changes.
   virtual void set_stop_accelerations(const JointArray& a_rad_s2) noexcept = 0;
@@ -113,6 +119,8 @@ class JtacLaw final : public ControlLaw {
   /// A goal in motion brakes to rest and ends INVALID_STATE (EventDetail::kHandedOver); a stop
   /// already under way keeps its reason (a cancel still ends CANCELED).
   void begin_handover(double time_s) noexcept override;
+  /// A goal in motion brakes to rest and ends INVALID_STATE (EventDetail::kPeerFault); later goals run.
+  void brake_for_peer(double time_s) noexcept override;
   /// The engine is idle (or inactive) after the last update.
   bool at_rest() const noexcept override;
   /// No-op: the JTAC controller's stops read its own `stop_accelerations` parameter.

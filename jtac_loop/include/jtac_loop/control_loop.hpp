@@ -42,6 +42,7 @@
 // waits.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,7 @@
 #include "franka_hw/async_interface.hpp"
 #include "franka_hw/device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
+#include "jtac_loop/clock_map.hpp"
 #include "jtac_loop/control_law.hpp"
 #include "jtac_loop/cycle_record.hpp"
 #include "jtac_loop/device_types.hpp"
@@ -148,6 +150,30 @@ class ControlLoop {
            !handing_over();
   }
 
+  /// Several arms in one process (a group): the most other arms one loop watches.
+  static constexpr std::size_t kMaxPeers = 3;
+  /// Watches another arm's hardware thread: once it stops by itself (its exit_status() is not kOk:
+  /// a reflex, a lost link), this loop's next cycle brakes its running law to rest within the stop
+  /// accelerations in force (ControlLaw::brake_for_peer), once, and counts it in peer_brakes().
+  /// At most kMaxPeers; false when full. Owner thread, while the loop is stopped.
+  bool watch_peer(const AsyncInterface& peer) noexcept;
+  /// Watches no other arm from now on. Owner thread, while the loop is stopped.
+  void clear_peers() noexcept { num_peers_ = 0; }
+  /// Brakes the running law as for a peer's fault at the next cycle (a lockstep group's stepper,
+  /// which sees a peer's status itself). Any thread; never waits.
+  void request_peer_brake() noexcept { peer_brake_requests_.fetch_add(1, std::memory_order_acq_rel); }
+  /// Peer-fault brakes this loop has applied. Any thread.
+  std::uint64_t peer_brakes() const noexcept { return peer_brakes_.load(std::memory_order_acquire); }
+  /// Arms the watch again after a peer's fault was dealt with (the peer runs again): a peer still
+  /// stopped brakes this loop again at its next cycle. Owner thread.
+  void rearm_peer_watch() noexcept { peer_watch_rearms_.fetch_add(1, std::memory_order_acq_rel); }
+
+  /// The controller time [s] at host steady-clock time `host_ns` [ns] (CLOCK_MONOTONIC, Python's
+  /// time.monotonic() · 1e9), through a clock map fitted to every cycle's state arrival (clock_map.hpp):
+  /// how a group puts its arms, each on its own robot's clock, on one time base. NaN before the first
+  /// cycle. Any thread; never waits (readers retry).
+  double controller_time_at(std::int64_t host_ns) const noexcept { return clock_->controller_time_s(host_ns); }
+
   /// Lockstep mode: one device packet and, when due, one controller cycle on this thread. Returns
   /// the packet's status (kNotConfigured while a thread runs). Real-time safe.
   DeviceStatus step() noexcept;
@@ -226,6 +252,18 @@ class ControlLoop {
   std::atomic<bool> recording_{false};
 
   LoopTimingCounters timing_;  // the LOOP fields of loop_timing.hpp
+
+  // The group: other arms' hardware threads this loop watches, and the brakes for their faults.
+  void serve_peers(double time_s) noexcept;
+  std::array<const AsyncInterface*, kMaxPeers> peers_{};
+  std::size_t num_peers_ = 0;
+  bool peer_braked_ = false;  // controller thread: braked for the fault seen; until a rearm
+  std::atomic<std::uint64_t> peer_brake_requests_{0};
+  std::uint64_t peer_brake_requests_taken_ = 0;
+  std::atomic<std::uint64_t> peer_watch_rearms_{0};
+  std::uint64_t peer_watch_rearms_taken_ = 0;
+  std::atomic<std::uint64_t> peer_brakes_{0};
+  std::unique_ptr<ClockMap> clock_;  // host time → controller time, updated every cycle (made by init())
 
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_requested_{false};

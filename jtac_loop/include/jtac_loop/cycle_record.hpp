@@ -63,6 +63,8 @@ using TipWrenchArray = std::array<WrenchArray, kMaxTips>;
 #define JTAC_CYCLE_FIELDS(FIELD, TIPS)                                                                       \
   FIELD(double, time_s, {}, "time", "controller time = robot time of the state used [s]")                    \
   FIELD(std::uint64_t, tick, {}, "tick", "device tick of that state")                                        \
+  FIELD(double, host_time_s, {}, "host_time",                                                                \
+        "host steady clock (time.monotonic) when that state arrived [s]: one clock for several arms")       \
   FIELD(JointArray, q_rad, {}, "q", "measured position [rad]")                                               \
   FIELD(JointArray, dq_rad_s, {}, "dq", "measured velocity [rad/s]")                                         \
   JTAC_LAW_OUTPUT_FIELDS(FIELD, TIPS)                                                                        \
@@ -118,6 +120,7 @@ inline void fill_cycle_record(const DeviceState& state, const LawOutput& out, Up
 #undef JTAC_COPY_TIPS
   row.time_s = state.time_s;
   row.tick = state.tick;
+  row.host_time_s = static_cast<double>(state.host_receive_ns) * 1e-9;
   row.q_rad = state.q_rad;
   row.dq_rad_s = state.dq_rad_s;
   row.status = status;

@@ -86,6 +86,9 @@ class StreamLaw final : public ControlLaw {
                       LawOutput& out) noexcept override;
   /// Closing: inputs in flight and later ones are dropped and the command brakes to rest.
   void begin_handover(double time_s) noexcept override;
+  /// Brakes to rest and latches stop_code() INVALID_STATE: later inputs are dropped until the stream
+  /// is closed (a stream that outlived its partner arm's fault must be opened anew).
+  void brake_for_peer(double time_s) noexcept override;
   /// The stream holds (nothing in force, at rest) and the command is on it.
   bool at_rest() const noexcept override {
     return stream_.state() == StreamState::kHolding && !catch_up_.catching_up();

@@ -129,6 +129,14 @@ class MujocoDevice final : public Device {
   /// finite and > 0, std::logic_error when the model has no F/T sensor.
   void inject_sensor_fault(double value, double duration_s);
 
+  /// Robot fault, as a reflex stops a real arm: from the next read_once() on, every read returns
+  /// kDeviceError (the state it fills is the last one) until clear_fault(). For the tests of what the
+  /// other parts do when an arm stops by itself (a group's other arm, results, recovery). Any thread.
+  void inject_fault() noexcept { faulted_.store(true, std::memory_order_release); }
+  /// Ends an injected fault: reads succeed again. Any thread.
+  void clear_fault() noexcept { faulted_.store(false, std::memory_order_release); }
+  bool fault_injected() const noexcept { return faulted_.load(std::memory_order_acquire); }
+
   /// Whether the model has the Franka Hand (finger joints and the hand actuator, see the top).
   bool has_hand() const noexcept { return hand_actuator_ >= 0; }
 
@@ -193,6 +201,7 @@ class MujocoDevice final : public Device {
   JointArray damping_Nm_s_rad_{};
   int force_sensor_adr_ = -1;   // sensordata address of the force sensor, -1 without
   int torque_sensor_adr_ = -1;  // sensordata address of the torque sensor, -1 without
+  std::atomic<bool> faulted_{false};  // inject_fault() / clear_fault()
   int bad_qacc_warnings_ = 0;   // MuJoCo's mjWARN_BADQACC count when last checked
 
   // The Franka Hand, when the model has one (hand_actuator_ >= 0).
