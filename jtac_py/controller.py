@@ -125,6 +125,7 @@ class Controller(LoopView):
                 f"the hardware stopped with an error: {error}; clear it first "
                 "(FrankaArm.automatic_error_recovery())"
             )
+        self._events.hardware_error = None  # a fault cleared (last_error None): the next is news
         if self._stepper is None:
             cycles_before = self._parts.start_threads(self.hardware, int(self._values["realtime_priority"]))
             self._started = True  # before the wait: a start that times out is stopped by stop()

@@ -14,7 +14,7 @@ import concurrent.futures
 import math
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,9 @@ class EventPump:
         self.events: list[Any] = []  # every core event since start, oldest first (bounded)
         #: Why the hardware thread stopped by itself, None while it runs.
         self.hardware_error: str | None = None
+        #: Why a PEER_FAULT brake happened (which other arm of the group stopped, and its error),
+        #: appended to the results it ended; set by the group (``jtac_py.arm_group``).
+        self.peer_fault_reason: Callable[[], str] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -86,10 +89,17 @@ class EventPump:
         status = self._interface.exit_status
         if status == _native.DeviceStatus.OK:  # not started, or stopped by stop()
             return
+        self.hardware_stopped(status)
+
+    def hardware_stopped(self, status: Any) -> None:
+        """The arm stopped by itself with `status`: keeps the reason (with the arm's own message) for
+        the pending goals' results and stops the controller thread, which resolves them
+        (INVALID_STATE). Real time (check_hardware), or a lockstep group that saw the status."""
         detail = self._arm.last_error
         reason = f"the hardware thread stopped: {status.name}"
         self.hardware_error = f"{reason}: {detail}" if detail else reason
         self._loop.stop()
+        self.pump()
 
     # ---------------------------------------------------------------------------- the pump
     def pump(self) -> None:
@@ -200,6 +210,8 @@ class EventPump:
         message = event.message
         if event.detail == _native.EventDetail.HANDED_OVER and self._slot.handover_reason:
             message = f"{message}: {self._slot.handover_reason}"
+        if event.detail == _native.EventDetail.PEER_FAULT and self.peer_fault_reason is not None:
+            message = f"{message}: {self.peer_fault_reason()}"
         if self.hardware_error is not None and event.type != EventType.GOAL_SUCCEEDED:
             message = f"{message} ({self.hardware_error})"
         if handle.warning:

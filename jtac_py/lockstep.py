@@ -28,13 +28,31 @@ class Stepper:
         self._loop = loop
         self._pump = pump
         self._require_started = require_started
+        self._group_step: Callable[[int], Any] | None = None
+
+    def join(self, group_step: Callable[[int], Any] | None) -> None:
+        """Steps through `group_step(packets)` from now on (None: alone again): a lockstep group
+        (``jtac_py.arm_group``) advances all its arms together, whichever arm's call waits; it
+        returns this arm's DeviceStatus."""
+        self._group_step = group_step
 
     def step(self, packets: int) -> Any:
         """`packets` 1 ms packets (and the controller cycles due), then a pump; the DeviceStatus."""
         self._require_started()
+        if self._group_step is not None:
+            return self._group_step(int(packets))
+        return self.step_alone(packets)
+
+    def step_alone(self, packets: int) -> Any:
+        """step() of this arm only, whether or not it is in a group."""
         status = self._loop.step(int(packets))
         self._pump()
         return status
+
+    @property
+    def packets(self) -> int:
+        """Packets stepped so far."""
+        return int(self._loop.packets)
 
     def step_chunk(self) -> None:
         self.step(CHUNK_PACKETS)

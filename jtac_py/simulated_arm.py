@@ -45,6 +45,10 @@ class SimulatedArm:
         hand: a Franka Hand (0.73 kg, TCP 0.1034 m below the flange) in the model; ``gripper`` drives it.
         grasp_object: a ``robots.GraspObject`` (a box on a pedestal) between the open fingers when the
             arm is at its at_q_rad (default q_init_rad).
+        base_pose: the 4x4 pose of the robot's base in the world [m] (default identity): where
+            frame_pose() and push() put the arm, e.g. one of a pair (``jtac_py.arm_group``). The
+            arm is simulated in a MuJoCo world of its own (gravity is along world -z whatever the
+            base's yaw; a base that is not upright is refused), so two arms do not collide.
     """
 
     #: The simulated arm applies every command when it arrives, also one written late (the hardware
@@ -64,6 +68,7 @@ class SimulatedArm:
         damping_nm_s_rad: Sequence[float] | None = None,
         hand: bool = False,
         grasp_object: Any = None,
+        base_pose: Sequence[Sequence[float]] | None = None,
     ) -> None:
         if clock not in CLOCKS:
             raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
@@ -76,6 +81,8 @@ class SimulatedArm:
         if q_init.shape != (7,) or not np.all(np.isfinite(q_init)):
             raise ValueError(f"q_init_rad must be 7 finite joint positions [rad], got {q_init_rad!r}")
         self.q_init_rad = q_init
+        self.base_pose = _upright_pose(base_pose)
+        self._fault: str | None = None
         self.hand = bool(hand)
         self.grasp_object = _placed(grasp_object, q_init)
         tool = {"tool_mass_kg": tool_mass_kg, "tool_cog_m": tool_cog_m, "tcp_offset_m": tcp_offset_m}
@@ -118,8 +125,23 @@ class SimulatedArm:
 
     @property
     def last_error(self) -> str | None:
-        """The simulated arm stops by itself for nothing: always None."""
-        return None
+        """Why the arm stopped by itself: the message of an injected fault (inject_fault()), None
+        otherwise (the simulated arm has no reflexes of its own)."""
+        return self._fault
+
+    def inject_fault(self, message: str = "an injected robot fault (as a reflex)") -> None:
+        """Stops the arm by itself, as a reflex or a lost link stops a real one: from the next tick
+        every read fails (DEVICE_ERROR), the hardware thread ends, and last_error is `message` until
+        clear_fault(). For tests of what the rest does when an arm stops (a group's other arm,
+        results, recovery). Any thread."""
+        self._fault = str(message)
+        self.device.inject_fault()
+
+    def clear_fault(self) -> None:
+        """Ends an injected fault (as automatic error recovery does on a real arm): reads succeed
+        again and a Controller on this arm can start() again."""
+        self.device.clear_fault()
+        self._fault = None
 
     def start_motion(self, fifo_priority: int = 0) -> None:
         """Nothing to start: the simulated arm takes commands from its first tick on."""
@@ -128,8 +150,8 @@ class SimulatedArm:
         """Nothing to finish (see start_motion)."""
 
     def frame_pose(self, frame: str) -> np.ndarray:
-        """4x4 world pose of a site or body at the current simulated state [m]."""
-        return self.device.frame_pose(frame)
+        """4x4 world pose of a site or body at the current simulated state [m] (base_pose applied)."""
+        return self.base_pose @ self.device.frame_pose(frame)
 
     # ------------------------------------------------------------------------------------ pushes
     def push(
@@ -145,9 +167,11 @@ class SimulatedArm:
         Starts at the next 1 ms tick; pushes add up. Any thread. ValueError for an unknown frame, a
         non-finite value or a duration that is not > 0.
         """
-        wrench = np.concatenate([np.asarray(force_world_n, float), np.asarray(torque_world_nm, float)])
-        if wrench.shape != (6,):
+        force, torque = np.asarray(force_world_n, float), np.asarray(torque_world_nm, float)
+        if force.shape != (3,) or torque.shape != (3,):
             raise ValueError("force_world_n and torque_world_nm must have 3 entries each")
+        to_base = self.base_pose[:3, :3].T  # the arm's own world is its base frame
+        wrench = np.concatenate([to_base @ force, to_base @ torque])
         self.device.push(frame or self.tcp_frame, wrench, float(duration_s))
 
     def inject_sensor_fault(self, value: float, duration_s: float) -> None:
@@ -164,6 +188,23 @@ class SimulatedArm:
     def __repr__(self) -> str:
         hand = ", hand=True" if self.hand else ""
         return f"SimulatedArm({self.robot!r}, clock={self.clock!r}{hand})"
+
+
+def _upright_pose(pose: Sequence[Sequence[float]] | None) -> np.ndarray:
+    """A base pose as a 4x4 array; ValueError unless it is a finite rigid transform about world z."""
+    if pose is None:
+        return np.eye(4)
+    t = np.asarray(pose, dtype=float)
+    if t.shape != (4, 4) or not np.all(np.isfinite(t)):
+        raise ValueError(f"base_pose must be a finite 4x4 transform, got {pose!r}")
+    r = t[:3, :3]
+    rigid = np.allclose(r @ r.T, np.eye(3), atol=1e-6) and np.allclose(t[3], [0, 0, 0, 1])
+    if not rigid or not np.allclose(r[:, 2], [0.0, 0.0, 1.0], atol=1e-6):
+        raise ValueError(
+            "base_pose must be a rigid transform with the base upright (a rotation about world z): "
+            f"got rotation {r.tolist()}"
+        )
+    return t
 
 
 def _placed(grasp_object: Any, q_init_rad: np.ndarray) -> Any:
