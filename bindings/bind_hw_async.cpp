@@ -230,6 +230,8 @@ void bind_hw_async(py::module_& m) {
       .def_property_readonly("running", &AsyncInterface::running)
       .def_property_readonly("exit_status", &AsyncInterface::exit_status)
       .def("step_once", &AsyncInterface::step_once, "One packet on this thread (lockstep)")
+      .def("begin_lockstep_run", &AsyncInterface::begin_lockstep_run,
+           "Lockstep: a new run starting at the robot's echo at rest (False while the thread runs)")
       .def(
           "last_command",
           [](const AsyncInterface& a) {

@@ -121,7 +121,11 @@ class GroupGoalHandle:
     """A group goal: one GoalHandle per arm, started at one group instant ``start_at_s``."""
 
     def __init__(
-        self, group: ArmGroup, handles: dict[str, GoalHandle], start_at_s: float, arm_starts_s: dict[str, float]
+        self,
+        group: ArmGroup,
+        handles: dict[str, GoalHandle],
+        start_at_s: float,
+        arm_starts_s: dict[str, float],
     ) -> None:
         self._group = group
         self.handles = handles
@@ -177,8 +181,10 @@ class GroupStream:
     def _check(self) -> None:
         fault = self._group.fault
         if fault is not None:
-            raise RuntimeError(f"arm '{fault.arm}' of the group stopped by itself ({fault.message}): "
-                               "close this stream and recover that arm first")
+            raise RuntimeError(
+                f"arm '{fault.arm}' of the group stopped by itself ({fault.message}): "
+                "close this stream and recover that arm first"
+            )
 
     def send(
         self,
@@ -200,7 +206,7 @@ class GroupStream:
         if dq is not None:
             check_joint_values("dq_rad_s", dq, (len(names),), names)
         hands = self._group._per_arm_gripper(gripper, ())
-        for arm, stream in self.streams.items():
+        for stream in self.streams.values():
             stream._check_open()
         for arm, stream in self.streams.items():
             cut = self._group._columns(arm)
@@ -329,7 +335,9 @@ class ArmGroup:
             if not isinstance(c, Controller):
                 raise TypeError(f"arm '{name}': a Controller, got {type(c).__name__}")
             if c.running:
-                raise RuntimeError(f"arm '{name}': its controller is started; start the arms through the group")
+                raise RuntimeError(
+                    f"arm '{name}': its controller is started; start the arms through the group "
+                )
         if len({id(c) for c in arms.values()}) != len(arms):
             raise ValueError("an ArmGroup needs a Controller of its own per arm")
         if len({c.lockstep for c in arms.values()}) != 1:
@@ -391,7 +399,9 @@ class ArmGroup:
         """{arm: its columns} of values whose last axis is the group's joints."""
         a = np.asarray(values, dtype=float)
         if a.shape[-1:] != (len(self.joint_names),):
-            raise ValueError(f"the last axis must hold the group's {len(self.joint_names)} joints, got {a.shape}")
+            raise ValueError(
+                f"the last axis must hold the group's {len(self.joint_names)} joints, got {a.shape}"
+            )
         return {arm: a[..., cut].copy() for arm, cut in self._offsets.items()}
 
     def _columns(self, arm: str) -> slice:
@@ -409,7 +419,7 @@ class ArmGroup:
         if self.lockstep:
             return float(t_s)
         c = self.controllers[arm]
-        t = float(c._loop.controller_time_at(int(round(t_s * 1e9))))
+        t = float(c._loop.controller_time_at(round(t_s * 1e9)))
         if math.isnan(t):
             raise RuntimeError(f"arm '{arm}': no controller cycle yet (start the group first)")
         return t
@@ -449,7 +459,20 @@ class ArmGroup:
             self._leave_stepping()
             raise
         self._started = True
+        if self.lockstep:
+            self._align_lockstep_clocks()
         return self
+
+    def _align_lockstep_clocks(self) -> None:
+        """Lockstep: an arm that stopped by itself was not stepped while it was stopped; it steps
+        alone (at rest, the controller holding it) until it is at the others' simulated time again:
+        one clock."""
+        steppers = [c._stepper for c in self.controllers.values()]
+        latest = max(s.packets for s in steppers)  # type: ignore[union-attr]
+        for stepper in steppers:
+            behind = latest - stepper.packets  # type: ignore[union-attr]
+            if behind > 0:
+                stepper.step_alone(behind)  # type: ignore[union-attr]
 
     def stop(self, *, brake: bool = True, timeout: float = 5.0) -> None:
         """Brakes every arm to rest within its stop_accelerations (goals end CANCELED, streams brake;
@@ -581,7 +604,9 @@ class ArmGroup:
         if not self._started:
             raise RuntimeError("the group is not started: call start() (or use it as a context manager)")
         if self.fault is not None:
-            raise RuntimeError(f"arm '{self.fault.arm}' stopped by itself ({self.fault.message}): recover it first")
+            raise RuntimeError(
+                f"arm '{self.fault.arm}' stopped by itself ({self.fault.message}): recover it first"
+            )
         per_arm = self._per_arm_trajectories(trajectory)
         now = self.now()
         t0 = now + float(lead_s) if start_at_s is None else float(start_at_s)
@@ -590,7 +615,9 @@ class ArmGroup:
         built = {}
         for arm, traj in per_arm.items():
             c = self.controllers[arm]
-            per_arm_tips = isinstance(admittance, Mapping) and admittance and set(admittance) <= set(self.controllers)
+            per_arm_tips = (
+                isinstance(admittance, Mapping) and admittance and set(admittance) <= set(self.controllers)
+            )
             tips = admittance.get(arm) if per_arm_tips else admittance
             goal = goals.jtac_goal(
                 traj,

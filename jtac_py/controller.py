@@ -131,6 +131,8 @@ class Controller(LoopView):
             self._started = True  # before the wait: a start that times out is stopped by stop()
             self._events.start_thread()
             self._parts.wait_for_cycle_after(cycles_before, self.hardware)
+        else:
+            self._interface.begin_lockstep_run()  # from the echo at rest, as a thread's start does
         self._started = True
         self._attach_gripper()
         self._gripper.open()  # a Franka Hand closed by an earlier stop() connects again

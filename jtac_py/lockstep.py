@@ -72,5 +72,5 @@ class Stepper:
             if deadline is not None and self._loop.packets >= deadline:
                 return
             status = self.step(CHUNK_PACKETS)
-            if status != _native.DeviceStatus.OK:
+            if status != _native.DeviceStatus.OK and not done():  # what stopped it may have ended it
                 raise RuntimeError(f"the simulated arm stopped: {status.name}")

@@ -96,6 +96,17 @@ bool AsyncInterface::start() {
   return true;
 }
 
+bool AsyncInterface::begin_lockstep_run() noexcept {
+  if (running_.load(std::memory_order_acquire) || thread_.joinable()) {
+    return false;
+  }
+  started_ = false;
+  exit_status_.store(DeviceStatus::kOk, std::memory_order_release);
+  run_.fetch_add(1, std::memory_order_acq_rel);
+  (void)command_buffer_.take_new();  // a sample of the last run, not taken, is not this run's
+  return true;
+}
+
 void AsyncInterface::stop() {
   stop_requested_.store(true, std::memory_order_release);
   if (thread_.joinable()) {

@@ -116,6 +116,10 @@ class AsyncInterface {
   /// Tries SCHED_FIFO and the CPU pin; a refusal prints one warning to stderr and the thread runs
   /// anyway. Throws std::system_error when no thread can be made. Not real-time safe.
   bool start();
+  /// Lockstep: a new run, as start() begins one for the thread: the next step_once() starts at the
+  /// robot's echo at rest (after a device error, the arm recovered where it stopped). False while the
+  /// thread runs. Not real-time safe.
+  bool begin_lockstep_run() noexcept;
   /// Stops and joins the real-time thread (after the packet in progress), ending its run: a sample not
   /// taken is dropped, and the controller gets no state until the next run's first packet.
   /// Idempotent.

@@ -246,6 +246,7 @@ DeviceStatus MujocoDevice::read_once(DeviceState& state) noexcept {
     return DeviceStatus::kNotConfigured;
   }
   if (faulted_.load(std::memory_order_acquire)) {
+    hold_for_fault();
     fill_state(state);
     return DeviceStatus::kDeviceError;
   }
@@ -383,6 +384,17 @@ void MujocoDevice::apply_pushes() noexcept {
   for (int j = 0; j < kNumJoints; ++j) {
     tau_ext_Nm_[j] = qfrc_ext_[static_cast<std::size_t>(dof_adr_[j])];
   }
+}
+
+void MujocoDevice::hold_for_fault() noexcept {
+  for (int j = 0; j < kNumJoints; ++j) {
+    data_->qvel[dof_adr_[j]] = 0.0;
+    command_in_force_.q_d_rad[j] = data_->qpos[qpos_adr_[j]];
+    command_in_force_.dq_d_rad_s[j] = 0.0;
+    ddq_d_rad_s2_[j] = 0.0;
+  }
+  pending_ = false;
+  clock_started_ = false;
 }
 
 void MujocoDevice::fill_state(DeviceState& state) const noexcept {

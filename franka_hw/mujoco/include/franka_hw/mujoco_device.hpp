@@ -130,7 +130,7 @@ class MujocoDevice final : public Device {
   void inject_sensor_fault(double value, double duration_s);
 
   /// Robot fault, as a reflex stops a real arm: from the next read_once() on, every read returns
-  /// kDeviceError (the state it fills is the last one) until clear_fault(). For the tests of what the
+  /// kDeviceError until clear_fault(), and the arm is held at rest where it is (hold_for_fault()). For the tests of what the
   /// other parts do when an arm stops by itself (a group's other arm, results, recovery). Any thread.
   void inject_fault() noexcept { faulted_.store(true, std::memory_order_release); }
   /// Ends an injected fault: reads succeed again. Any thread.
@@ -179,6 +179,10 @@ class MujocoDevice final : public Device {
   void take_pending_pushes() noexcept;
   void apply_pushes() noexcept;
   void fill_state(DeviceState& state) const noexcept;
+  /// While a fault is injected: the arm held where it is, as a reflex's brakes hold a real one (no
+  /// velocity, the echo at rest on the position: what automatic error recovery starts from), and
+  /// the real-time clock paused (it starts again from the next read, not with the missed ticks).
+  void hold_for_fault() noexcept;
   std::int64_t now_ns() const noexcept;
   int find_frame(const std::string& frame, int& site) const;
   void find_hand(const std::string& prefix);
