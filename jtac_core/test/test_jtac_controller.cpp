@@ -229,6 +229,33 @@ TEST_F(Jtac, AHandOverBrakesAMovingGoalWithinTheStopAccelerationsAndEndsItInvali
   EXPECT_EQ(out_.trajectory.command.velocity_rad_s.norm(), 0.0);
 }
 
+TEST_F(Jtac, APeerStopBrakesTheGoalWithinTheStopAccelerationsOnceAndTheNextGoalRuns) {
+  const std::uint64_t id = submit(moving_goal(out_.trajectory.command.position_rad));
+  run(1.0);
+  ASSERT_GT(std::abs(out_.trajectory.command.velocity_rad_s[3]), 0.3);
+  ctrl_.request_peer_stop();
+  double peak_acceleration = 0.0;
+  double previous = out_.trajectory.command.velocity_rad_s[3];
+  while (out_.trajectory.mode != jtac::ControllerMode::kIdle && t_ < 20.0) {
+    step();
+    peak_acceleration =
+        std::max(peak_acceleration, std::abs(out_.trajectory.command.velocity_rad_s[3] - previous) / kDt);
+    previous = out_.trajectory.command.velocity_rad_s[3];
+  }
+  EXPECT_LE(peak_acceleration, 5.0 * (1 + 1e-9));
+  const Event* aborted = find(EventType::kGoalAborted, id);
+  ASSERT_NE(aborted, nullptr);
+  EXPECT_EQ(aborted->code, ResultCode::kInvalidState);
+  EXPECT_EQ(aborted->detail, jtac::EventDetail::kPeerFault);
+  EXPECT_NE(jtac::describe(*aborted, ctrl_.joint_names()).find("another arm of the group"),
+            std::string::npos);
+  EXPECT_EQ(out_.trajectory.command.velocity_rad_s.norm(), 0.0);
+  // One-shot: the next goal is not braked by the request already served.
+  const std::uint64_t next = submit(moving_goal(out_.trajectory.command.position_rad));
+  run(6.0);
+  EXPECT_NE(find(EventType::kGoalSucceeded, next), nullptr);
+}
+
 TEST_F(Jtac, AHandOverDuringACancelKeepsTheCancel) {
   const std::uint64_t id = submit(moving_goal(out_.trajectory.command.position_rad));
   run(1.0);

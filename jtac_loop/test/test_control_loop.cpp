@@ -16,6 +16,7 @@
 #include "franka_hw/mujoco_device.hpp"
 #include "jtac_core/joint_trajectory_admittance_controller.hpp"
 #include "jtac_loop/callback_law.hpp"
+#include "jtac_loop/clock_map.hpp"
 #include "jtac_loop/control_loop.hpp"
 #include "jtac_loop/stream_law.hpp"
 #include "jtac_test_support.hpp"
@@ -826,6 +827,34 @@ TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughAGoalWithRecording) 
   }
   EXPECT_TRUE(succeeded);
   EXPECT_EQ(rig.loop->dropped_records(), 0U);
+}
+
+// A group's peer brake (asked for, as a lockstep group does) mid-goal and the clock map read meanwhile:
+// the brake, its result and the map allocate nothing.
+TEST(ControlLoopNoAlloc, LockstepStepAllocatesNothingThroughAPeerBrake) {
+  Rig rig(1000, ClockMode::kLockstep);
+  rig.run(0.05);
+  const auto id = rig.submit(quintic(kDelta, 0.6));
+  rig.run(0.2);
+  int failures = 0;
+  double t_sum_s = 0.0;
+  const auto allocations = jtac::test::count_allocations([&] {
+    rig.loop->request_peer_brake();
+    for (int i = 0; i < 600; ++i) {
+      failures += rig.loop->step() == jtac::hw::DeviceStatus::kOk ? 0 : 1;
+      t_sum_s += rig.loop->controller_time_at(jtac::loop::ClockMap::host_now_ns());
+    }
+  });
+  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(failures, 0);
+  EXPECT_TRUE(std::isfinite(t_sum_s));
+  EXPECT_EQ(rig.loop->peer_brakes(), 1U);
+  Event e;
+  bool peer_fault = false;
+  while (rig.controller.poll_event(e)) {
+    peer_fault = peer_fault || (e.goal_id == id && e.detail == jtac::EventDetail::kPeerFault);
+  }
+  EXPECT_TRUE(peer_fault);
 }
 
 // The stream law through chunks (with and without velocities, one stale), single targets and their

@@ -130,8 +130,9 @@ class MujocoDevice final : public Device {
   void inject_sensor_fault(double value, double duration_s);
 
   /// Robot fault, as a reflex stops a real arm: from the next read_once() on, every read returns
-  /// kDeviceError until clear_fault(), and the arm is held at rest where it is (hold_for_fault()). For the tests of what the
-  /// other parts do when an arm stops by itself (a group's other arm, results, recovery). Any thread.
+  /// kDeviceError until clear_fault(), and the arm is held at rest where it is (hold_for_fault()). For the
+  /// tests of what the other parts do when an arm stops by itself (a group's other arm, results, recovery).
+  /// Any thread.
   void inject_fault() noexcept { faulted_.store(true, std::memory_order_release); }
   /// Ends an injected fault: reads succeed again. Any thread.
   void clear_fault() noexcept { faulted_.store(false, std::memory_order_release); }
@@ -203,10 +204,10 @@ class MujocoDevice final : public Device {
   JointArray tau_max_Nm_{};
   JointArray stiffness_Nm_rad_{};
   JointArray damping_Nm_s_rad_{};
-  int force_sensor_adr_ = -1;   // sensordata address of the force sensor, -1 without
-  int torque_sensor_adr_ = -1;  // sensordata address of the torque sensor, -1 without
+  int force_sensor_adr_ = -1;         // sensordata address of the force sensor, -1 without
+  int torque_sensor_adr_ = -1;        // sensordata address of the torque sensor, -1 without
   std::atomic<bool> faulted_{false};  // inject_fault() / clear_fault()
-  int bad_qacc_warnings_ = 0;   // MuJoCo's mjWARN_BADQACC count when last checked
+  int bad_qacc_warnings_ = 0;         // MuJoCo's mjWARN_BADQACC count when last checked
 
   // The Franka Hand, when the model has one (hand_actuator_ >= 0).
   std::array<int, 2> finger_qpos_adr_{};
