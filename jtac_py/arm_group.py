@@ -445,7 +445,6 @@ class ArmGroup:
                 for other, peer in self.controllers.items():
                     if other != arm:
                         c._loop.watch_peer(peer._interface)
-            c._loop.rearm_peer_watch()
             if self.lockstep:
                 c._stepper.join(self._stepper_for(arm))  # type: ignore[union-attr]
         started = []
@@ -458,6 +457,10 @@ class ArmGroup:
                 c.stop()
             self._leave_stepping()
             raise
+        # Armed once every hardware thread runs again: an arm started before a recovered peer has
+        # seen that peer's last fault until the peer's restart cleared it.
+        for c in self.controllers.values():
+            c._loop.rearm_peer_watch()
         self._started = True
         if self.lockstep:
             self._align_lockstep_clocks()

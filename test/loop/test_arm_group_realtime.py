@@ -65,25 +65,34 @@ def test_an_arm_stopping_by_itself_brakes_the_other_from_its_own_loop(pair):
     with pair.record(["time", "dq_cmd"]) as rec:
         handle = pair.follow(Trajectory.quintic(q0, q0 + MOTION, 2.0), wait=False)
         time.sleep(1.0)
-        pair.controllers["left"].hardware.inject_fault("reflex: cartesian_reflex (injected)")
+        pair.controllers["right"].hardware.inject_fault("reflex: cartesian_reflex (injected)")
         result = handle.result(timeout=10.0)
-    right = pair.controllers["right"]
-    assert right._loop.peer_brakes == 1  # the loop saw the hardware thread stop: no Python on the path
-    assert result.results["left"].code == ResultCode.INVALID_STATE
-    assert "cartesian_reflex" in result.results["left"].message
+    left = pair.controllers["left"]
+    assert left._loop.peer_brakes == 1  # the loop saw the hardware thread stop: no Python on the path
     assert result.results["right"].code == ResultCode.INVALID_STATE
-    assert "arm 'left' stopped" in result.results["right"].message
-    rows = rec.data()["right"]
+    assert "cartesian_reflex" in result.results["right"].message
+    assert result.results["left"].code == ResultCode.INVALID_STATE
+    assert "arm 'right' stopped" in result.results["left"].message
+    rows = rec.data()["left"]
     assert np.abs(rows["dq_cmd"][-1]).max() == 0.0
     ddq = np.abs(np.diff(rows["dq_cmd"], axis=0)).max(axis=1) / np.diff(rows["time"])
     assert ddq.max() <= STOP_ACC * (1 + 1e-6)  # braked within its stop accelerations, not cut
-    assert pair.fault is not None and pair.fault.arm == "left"
-    # Recovery: the group stops, the fault is cleared, both run again.
+    assert pair.fault is not None and pair.fault.arm == "right"
+    # Recovery: the group stops, the fault is cleared, both run again ("left" starts first, while
+    # "right" still shows its fault: the watch must not keep that as the fault it braked for).
     pair.stop()
-    pair.controllers["left"].hardware.clear_fault()
+    pair.controllers["right"].hardware.clear_fault()
     pair.start()
     q1 = _q_cmd(pair)
     assert pair.follow(Trajectory.quintic(q1, q1 - MOTION / 2, 1.0), timeout=10.0).ok
+    # The watch is armed again: the same arm's next fault brakes the other again.
+    q2 = _q_cmd(pair)
+    handle = pair.follow(Trajectory.quintic(q2, q2 + MOTION / 2, 2.0), wait=False)
+    time.sleep(0.8)
+    pair.controllers["right"].hardware.inject_fault("link lost (injected)")
+    result = handle.result(timeout=10.0)
+    assert result.results["left"].code == ResultCode.INVALID_STATE
+    assert "arm 'right' stopped" in result.results["left"].message
 
 
 def test_stop_brakes_both_arms_to_rest_then_stops_them(pair):
