@@ -135,6 +135,30 @@ def test_a_group_needs_distinct_unstarted_controllers_on_one_clock():
         left.stop()
 
 
+def test_admittance_is_per_arm_each_on_its_own_sensor(pair):
+    """A group goal compliant on the left arm only, both arms pushed alike: the left command yields
+    to its own sensor's reading, the right command stays on its trajectory."""
+    compliant = {
+        "mass": [4.0, 4.0, 4.0, 1.0, 1.0, 1.0],
+        "stiffness": [400.0] * 3 + [50.0] * 3,
+        "selected_axes": [True, True, True, False, False, False],
+    }
+    q0 = _q_cmd(pair)
+    tolerances = {"path": 0.5}  # [rad]: the push deflects the compliant arm by design
+    handle = pair.follow(
+        Trajectory.quintic(q0, q0, 4.0), admittance={"left": compliant}, tolerances=tolerances, wait=False
+    )
+    pair.step(300)
+    for c in pair.controllers.values():
+        c.hardware.push([0.0, 15.0, 0.0], 1.5)  # [N], world y, at each TCP
+    pair.step(1200)
+    left, right = pair.controllers["left"].state, pair.controllers["right"].state
+    assert np.abs(np.array(left.q_cmd) - np.array(left.q_ref)).max() > 1e-3  # yielded [rad]
+    np.testing.assert_array_equal(right.q_cmd, right.q_ref)  # not compliant: on its trajectory
+    assert np.abs(np.array(right.q) - np.array(right.q_cmd)).max() > 1e-4  # though pushed
+    assert handle.result(5.0).ok
+
+
 # ================================================================ one stream for both arms
 
 
