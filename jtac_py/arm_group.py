@@ -36,6 +36,7 @@ from jtac_py import _native, goals
 from jtac_py.chunks import check_gripper_values, check_joint_values
 from jtac_py.controller import Controller
 from jtac_py.goals import Trajectory
+from jtac_py.gripper.types import FRANKA_HAND
 from jtac_py.recording import RECORD_FIELDS, Recording
 from jtac_py.results import GoalError, GoalHandle, GoalResult
 from jtac_py.simulated_arm import SimulatedArm
@@ -618,14 +619,10 @@ class ArmGroup:
         built = {}
         for arm, traj in per_arm.items():
             c = self.controllers[arm]
-            per_arm_tips = (
-                isinstance(admittance, Mapping) and admittance and set(admittance) <= set(self.controllers)
-            )
-            tips = admittance.get(arm) if per_arm_tips else admittance
             goal = goals.jtac_goal(
                 traj,
                 c.joint_names,
-                admittance=tips,
+                admittance=self._arm_admittance(admittance, arm),
                 tolerances=tolerances,
                 thresholds=thresholds,
                 joint_damping_per_s=joint_damping_per_s,
@@ -645,6 +642,12 @@ class ArmGroup:
                 f"(lead_s = {lead_s} s): every arm's goal was canceled; give a larger lead_s"
             )
         return handle.result(timeout) if wait else handle
+
+    def _arm_admittance(self, admittance: Any, arm: str) -> Any:
+        """`arm`'s admittance: admittance[arm] when it is keyed by arm names (an arm not named: none),
+        else the same admittance for every arm."""
+        by_arm = isinstance(admittance, Mapping) and admittance and set(admittance) <= set(self.controllers)
+        return admittance.get(arm) if by_arm else admittance
 
     def _per_arm_trajectories(self, trajectory: Any) -> dict[str, Trajectory]:
         if isinstance(trajectory, Mapping):
@@ -716,9 +719,9 @@ class ArmGroup:
         for arm, values in per_arm.items():
             stream = self.controllers[arm]._slot.tenant
             units = getattr(getattr(stream, "stream", None), "gripper_units", "width_m")
-            limits = self.controllers[arm].gripper.limits
+            limits = self.controllers[arm].gripper.limits or FRANKA_HAND  # no hand: checked, then ignored
             try:
-                check_gripper_values(values, shape, units, limits.max_width_m if limits else 0.08)
+                check_gripper_values(values, shape, units, limits.max_width_m)
             except ValueError as error:
                 raise ValueError(f"arm '{arm}': {error}") from None
         return per_arm

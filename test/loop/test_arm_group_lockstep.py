@@ -201,6 +201,26 @@ def test_a_group_stream_checks_the_whole_input_before_any_arm_gets_it(pair):
         assert _speed(c) == 0.0
 
 
+def test_a_group_stream_carries_each_arms_gripper_channel():
+    group = ArmGroup.simulated_pair(clock="lockstep", hand=True).start()
+    try:
+        group.step(20)
+        q0 = _q_cmd(group)
+        with group.stream(gripper_units="fraction") as stream:
+            with pytest.raises(ValueError, match=r"one column per arm"):
+                stream.send_chunk(np.arange(1, 5) * 0.05, np.tile(q0, (4, 1)), gripper=np.ones(4))
+            with pytest.raises(ValueError, match=r"arm 'right'.*1\.5"):
+                stream.send_chunk(np.arange(1, 5) * 0.05, np.tile(q0, (4, 1)), gripper={"right": [1.5] * 4})
+            closing = np.column_stack([np.ones(4), np.zeros(4)])  # left closes, right stays open
+            stream.send_chunk(np.arange(1, 5) * 0.05, np.tile(q0, (4, 1)), gripper=closing)
+            for _ in range(15):  # the channel's commands are issued when the group pumps, after a step
+                group.step(100)
+        widths = {arm: c.gripper.state.width_m for arm, c in group.controllers.items()}
+        assert widths["left"] < 0.01 and widths["right"] > 0.07, widths
+    finally:
+        group.stop(brake=False)
+
+
 # ================================================================ a fault: the policy
 
 
