@@ -25,24 +25,28 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
         help="can this machine hold the 1 kHz loop to a Franka robot? what to fix (no ROS needed)",
-        description="Check the kernel, SCHED_FIFO and memory-lock limits, CPU governor and isolation, the "
-        "route to the robot, and measure wake-up lateness at 1 kHz; print one line per check with the "
-        "fix of every line that is not ok (docs/doctor.md). Exit 0 when no line failed, 1 otherwise. "
-        "Sends nothing to the robot.",
+        description="Check the kernel, SCHED_FIFO and memory-lock limits, CPU governor and isolation, "
+        "C-states, RT throttling, the NMI watchdog, transparent huge pages, PCIe ASPM, a GPU driver, the "
+        "NIC's interrupts and coalescing, the route to the robot and its protocol version, and measure "
+        "wake-up lateness at 1 kHz; print one line per check with the fix of every line that is not ok "
+        "(docs/doctor.md). Exit 0 when no line failed, 1 otherwise. With --robot-ip it connects to the "
+        "robot only to read its version and its state stream: it never starts a motion.",
     )
     p.add_argument(
         "--robot-ip",
         type=_robot_ip,
         metavar="IP",
-        help="the robot's address (a literal IP): check the route and link to it (ip route get, /sys)",
+        help="the robot's address (a literal IP): check the route and link to it (ip route get, /sys), ask "
+        "its protocol version (a Connect handshake) and read its state stream for S seconds (read_once only, "
+        "no motion)",
     )
     p.add_argument(
         "--seconds",
         type=seconds,
         default=DEFAULT_SECONDS,
         metavar="S",
-        help=f"duration of each of the two timing measurements [s] (default: {DEFAULT_SECONDS:g}; 0 skips "
-        "them)",
+        help=f"duration of each timing measurement [s]: the two on this machine and, with --robot-ip, the "
+        f"robot's state stream (default: {DEFAULT_SECONDS:g}; 0 skips them)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.set_defaults(func=handle)
