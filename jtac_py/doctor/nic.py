@@ -28,6 +28,7 @@ _ETHTOOL_GCOALESCE = 0x0E
 #: struct ethtool_coalesce (linux/ethtool.h): cmd and 22 more u32 fields.
 _COALESCE = struct.Struct("=23I")
 _IFNAMSIZ = 16
+_TRIGGERS = ("-edge", "-fasteoi", "-level", "-eoi")
 VERIFIED_NIC = (
     "rules tested on fake /proc and /sys trees; the readers on a development VM's virtio NIC (the "
     "coalescing ioctl agrees with ethtool -c there); a physical NIC (igb, e1000e, ...) is unverified"
@@ -85,10 +86,23 @@ def parse_interrupts(text: str) -> dict[int, tuple[str, int]]:
             continue
         fields = rest.split()
         counts = [int(f) for f in fields[:ncpus] if f.isdigit()]
-        # The last field is the device list's end; drop the controller, hwirq and trigger columns.
-        names = " ".join(fields[ncpus:][-1:]) if len(fields) > ncpus else ""
-        rows[int(label)] = (names, sum(counts))
+        rows[int(label)] = (_device_names(fields[ncpus:]), sum(counts))
     return rows
+
+
+def _device_names(columns: list[str]) -> str:
+    """The device list of a /proc/interrupts row: what follows the trigger column ("0-edge",
+    "16-fasteoi"), e.g. "i801_smbus, eth0" for a shared line; the last column if there is no trigger."""
+    triggers = [k for k, c in enumerate(columns) if c.endswith(_TRIGGERS)]
+    start = triggers[-1] + 1 if triggers else len(columns) - 1
+    return " ".join(columns[max(0, start) :])
+
+
+def names_interface(names: str, interface: str) -> bool:
+    """True when a device list names the interface itself or one of its queues ("eth1-TxRx-0"), not
+    another interface that merely starts alike ("eth10")."""
+    devices = [d.strip() for d in names.split(",")]
+    return any(d == interface or d.startswith((f"{interface}-", f"{interface}:")) for d in devices)
 
 
 def _msi_irqs(sys_root: Path, interface: str) -> set[int]:
@@ -105,7 +119,9 @@ def _msi_irqs(sys_root: Path, interface: str) -> set[int]:
 def nic_irqs(interface: str, sys_root: Path = Path("/sys"), proc_root: Path = Path("/proc")) -> list[NicIrq]:
     """The interface's interrupts: rows of /proc/interrupts that name it, and its device's MSI vectors."""
     rows = parse_interrupts(read_small_file(proc_root / "interrupts") or "")
-    wanted = _msi_irqs(sys_root, interface) | {irq for irq, (name, _) in rows.items() if interface in name}
+    wanted = _msi_irqs(sys_root, interface) | {
+        irq for irq, (names, _) in rows.items() if names_interface(names, interface)
+    }
     irqs = []
     for irq in sorted(wanted):
         name, count = rows.get(irq, ("", 0))
@@ -124,7 +140,8 @@ def irqbalance_running(proc_root: Path = Path("/proc")) -> bool:
 
 
 def _irq_text(irq: NicIrq) -> str:
-    return f"IRQ {irq.irq} {irq.name or '?'} -> CPU {_cpu_list_text(irq.cpus) or '?'}"
+    names = irq.name.replace(", ", "+") or "?"  # a shared line's devices, kept apart from the list's commas
+    return f"IRQ {irq.irq} {names} -> CPU {_cpu_list_text(irq.cpus) or '?'}"
 
 
 def check_nic_interrupts(

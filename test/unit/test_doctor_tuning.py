@@ -224,6 +224,8 @@ INTERRUPTS = """\
  41:       5000          0          0        700   PCI-MSIX-0000:03:00.0   1-edge      enp3s0-TxRx-0
  42:          0       3000          0          0   PCI-MSIX-0000:03:00.0   2-edge      enp3s0-TxRx-1
  50:          3          0          0          0   PCI-MSI 1-edge      nvme0q0
+ 16:          7          0          0          0   IO-APIC  16-fasteoi   i801_smbus, enp3s0
+ 60:          9          0          0          0   PCI-MSIX-0000:04:00.0   0-edge      enp3s01-rx-0
 NMI:          0          0          0          0   Non-maskable interrupts
 """
 
@@ -241,22 +243,27 @@ def test_parse_interrupts():
     rows = nic.parse_interrupts(INTERRUPTS)
     assert rows[41] == ("enp3s0-TxRx-0", 5700)
     assert rows[50] == ("nvme0q0", 3)
-    assert "NMI" not in rows and set(rows) == {0, 40, 41, 42, 50}
+    assert rows[16] == ("i801_smbus, enp3s0", 7)  # a shared line lists every device
+    assert "NMI" not in rows and set(rows) == {0, 16, 40, 41, 42, 50, 60}
+    assert nic.names_interface("i801_smbus, enp3s0", "enp3s0")
+    assert nic.names_interface("enp3s0-TxRx-0", "enp3s0")
+    assert not nic.names_interface("enp3s01-rx-0", "enp3s0")  # another interface
 
 
 def test_nic_interrupts_on_every_cpu_warn_with_the_irqs_to_pin(tmp_path):
-    _fake_nic(tmp_path, {40: "0-3", 41: "0-3", 42: "2"})
+    _fake_nic(tmp_path, {16: "0", 40: "0-3", 41: "0-3", 42: "2"})
     assert nic.physical_interfaces(tmp_path) == ["enp3s0"]
     line = doctor.check_nic_interrupts(["enp3s0"], 3, [0, 1, 2, 3], "enp3s0", tmp_path, tmp_path)
-    _assert_line(line, "warn", "IRQ 41 enp3s0-TxRx-0 -> CPU 0-3", "IRQ 42 enp3s0-TxRx-1 -> CPU 2", "2 of 3")
+    _assert_line(line, "warn", "IRQ 41 enp3s0-TxRx-0 -> CPU 0-3", "IRQ 42 enp3s0-TxRx-1 -> CPU 2", "2 of 4")
     assert "for n in 40 41; do echo 3 | sudo tee /proc/irq/$n/smp_affinity_list" in line.fix
-    assert "irqbalance not running" in line.value
-    assert [q["count"] for q in line.data["interfaces"]["enp3s0"]] == [1, 5700, 3000]
+    assert "irqbalance not running" in line.value and "IRQ 16 i801_smbus+enp3s0 -> CPU 0," in line.value
+    assert [q["irq"] for q in line.data["interfaces"]["enp3s0"]] == [16, 40, 41, 42]  # not 60 (enp3s01)
+    assert [q["count"] for q in line.data["interfaces"]["enp3s0"]] == [7, 1, 5700, 3000]
     assert "unverified" in line.data["verified"]
 
 
 def test_nic_interrupts_pinned_is_ok_until_irqbalance_runs(tmp_path):
-    _fake_nic(tmp_path, {40: "3", 41: "3", 42: "3"})
+    _fake_nic(tmp_path, {16: "3", 40: "3", 41: "3", 42: "3"})
     pinned = doctor.check_nic_interrupts(["enp3s0"], 3, [0, 1, 2, 3], "enp3s0", tmp_path, tmp_path)
     _assert_line(pinned, "ok", "pinned", "irqbalance not running")
     _write(tmp_path, "4242/comm", "irqbalance")
