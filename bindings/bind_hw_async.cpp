@@ -230,6 +230,16 @@ void bind_hw_async(py::module_& m) {
       .def_property_readonly("running", &AsyncInterface::running)
       .def_property_readonly("exit_status", &AsyncInterface::exit_status)
       .def("step_once", &AsyncInterface::step_once, "One packet on this thread (lockstep)")
+      .def(
+          "inject_disturbance",
+          [](AsyncInterface& a, int joint, double v_rad_s, double a_rad_s2, double j_rad_s3) {
+            return a.inject_disturbance({joint, v_rad_s, a_rad_s2, j_rad_s3});
+          },
+          py::arg("joint"), py::arg("v_rad_s") = 0.0, py::arg("a_rad_s2") = 0.0, py::arg("j_rad_s3") = 0.0,
+          "Tests only: from the next packet, adds a motion of velocity v, acceleration a, jerk j to joint's "
+          "command after the "
+          "limiter (flag 128 in the flight recorder), to provoke a reflex on purpose; False for a bad joint "
+          "or value, or while one is pending or running")
       .def("begin_lockstep_run", &AsyncInterface::begin_lockstep_run,
            "Lockstep: a new run starting at the robot's echo at rest (False while the thread runs)")
       .def(
@@ -259,7 +269,8 @@ void bind_hw_async(py::module_& m) {
           },
           "The flight recorder: the last packets (up to 256, oldest first) as column arrays — packet, "
           "tick, read_ns/write_ns (host steady clock), step_periods, flags (1 anomalous tick, 2 late, "
-          "4 sample taken, 8 held, 16 limited, 32 late read, 64 resynced to the echo), q_d_echo, q_cmd, "
+          "4 sample taken, 8 held, 16 limited, 32 late read, 64 resynced to the echo, 128 disturbed), "
+          "q_d_echo, q_cmd, "
           "dq_cmd (n, NUM_JOINTS). After stop() "
           "or after "
           "the thread ended on a device error.");

@@ -11,16 +11,19 @@ counted, beyond).
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import math
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from jtac_py import _native
+from jtac_py import _native, reflexes
 from jtac_py.law_slot import LawSlot
 from jtac_py.recording import _TIP_FIELDS, Recording
+from jtac_py.reflexes import Explanation
 from jtac_py.results import GoalHandle, GoalResult, TareResult
 
 __all__ = ["EventPump"]
@@ -55,6 +58,8 @@ class EventPump:
         #: Why a PEER_FAULT brake happened (which other arm of the group stopped, and its error),
         #: appended to the results it ended; set by the group (``jtac_py.arm_group``).
         self.peer_fault_reason: Callable[[], str] | None = None
+        #: The last reflex explained (an arm with robot_reflexes), None before one.
+        self.fault_explanation: Explanation | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -97,9 +102,29 @@ class EventPump:
         (INVALID_STATE). Real time (check_hardware), or a lockstep group that saw the status."""
         detail = self._arm.last_error
         reason = f"the hardware thread stopped: {status.name}"
-        self.hardware_error = f"{reason}: {detail}" if detail else reason
+        error = f"{reason}: {detail}" if detail else reason
+        if getattr(self._arm, "robot_reflexes", False):
+            self.fault_explanation = self._explain(detail or "")
+            error = f"{error} — {self.fault_explanation.text()}"
+        self.hardware_error = error
         self._loop.stop()
         self.pump()
+
+    def _explain(self, message: str) -> Explanation:
+        """The reflex explained from the flight recorder, whose trace is saved beside it (a trace that
+        cannot be saved is said so in the advice; the explanation stands)."""
+        detected_ns = time.monotonic_ns()  # the clock of the trace's read_ns
+        trace = self._interface.packet_trace()
+        robot = getattr(self._arm, "robot", "fr3")
+        try:
+            path: str | None = str(reflexes.save_trace(trace, message, robot, detected_ns=detected_ns))
+            note = ""
+        except OSError as error:
+            path, note = None, f" (the trace could not be saved: {error})"
+        explanation = reflexes.explain(message, trace, robot, trace_path=path, detected_ns=detected_ns)
+        if note:
+            explanation = dataclasses.replace(explanation, advice=explanation.advice + note)
+        return explanation
 
     # ---------------------------------------------------------------------------- the pump
     def pump(self) -> None:

@@ -86,6 +86,9 @@ class FrankaArm:
 
     clock = "realtime"
     lockstep = False
+    #: The robot stops motions by reflexes that libfranka names: the Controller explains each from
+    #: the flight recorder (``jtac_py.reflexes``) and saves the trace.
+    robot_reflexes = True
 
     def __init__(
         self,

@@ -62,6 +62,12 @@ class LoopView:
         return self._events.hardware_error
 
     @property
+    def fault_explanation(self) -> Any:
+        """The last reflex explained (``jtac_py.reflexes.Explanation``: joint, quantity, value, limit,
+        what preceded it, advice, the saved trace's path), None before one; also in hardware_error."""
+        return self._events.fault_explanation
+
+    @property
     def state(self) -> ControllerState | None:
         """The last controller cycle; None before the first."""
         snap = self._loop.snapshot()

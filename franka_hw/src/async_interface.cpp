@@ -82,6 +82,8 @@ bool AsyncInterface::start() {
   // far off. The thread is not running, so its state may be touched here. A new run: the states of
   // the one before are no longer handed to the controller (see the top of async_interface.hpp).
   started_ = false;
+  disturbing_ = false;  // a test disturbance ends with its run
+  disturbance_armed_.store(false, std::memory_order_release);
   run_.fetch_add(1, std::memory_order_acq_rel);
   running_.store(true, std::memory_order_release);
   try {
@@ -96,10 +98,46 @@ bool AsyncInterface::start() {
   return true;
 }
 
+bool AsyncInterface::inject_disturbance(const Disturbance& d) noexcept {
+  const bool finite = std::isfinite(d.v_rad_s) && std::isfinite(d.a_rad_s2) && std::isfinite(d.j_rad_s3);
+  if (d.joint < 0 || d.joint >= kNumJoints || !finite || disturbance_armed_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  disturbance_ = d;
+  disturbance_armed_.store(true, std::memory_order_release);
+  return true;
+}
+
+void AsyncInterface::apply_disturbance(PacketRecord& record) noexcept {
+  const Disturbance& d = disturbance_;
+  if (!disturbing_) {
+    if (!disturbance_armed_.load(std::memory_order_acquire)) {
+      return;
+    }
+    // Integrated packet by packet as the robot differentiates it (one robot cycle per packet): a
+    // velocity step shows as v/T in the first difference's change, an acceleration step as a/T in
+    // the second's, a jerk as j in the third, each in the packet after this one.
+    disturbing_ = true;
+    disturbance_offset_rad_ = 0.0;
+    disturbance_velocity_rad_s_ = d.v_rad_s;
+    disturbance_acceleration_rad_s2_ = d.a_rad_s2;
+  } else {
+    disturbance_acceleration_rad_s2_ += d.j_rad_s3 * period_s_;
+    disturbance_velocity_rad_s_ += disturbance_acceleration_rad_s2_ * period_s_;
+    disturbance_offset_rad_ += disturbance_velocity_rad_s_ * period_s_;
+  }
+  const auto j = static_cast<std::size_t>(d.joint);
+  command_.q_d_rad[j] += disturbance_offset_rad_;
+  command_.dq_d_rad_s[j] += disturbance_velocity_rad_s_;
+  record.flags |= PacketRecord::kDisturbed;
+}
+
 bool AsyncInterface::begin_lockstep_run() noexcept {
   if (running_.load(std::memory_order_acquire) || thread_.joinable()) {
     return false;
   }
+  disturbing_ = false;
+  disturbance_armed_.store(false, std::memory_order_release);
   started_ = false;
   exit_status_.store(DeviceStatus::kOk, std::memory_order_release);
   run_.fetch_add(1, std::memory_order_acq_rel);
@@ -249,6 +287,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
   command_.q_d_rad = limiter_.q_rad();
   command_.dq_d_rad_s = limiter_.dq_rad_s();
   command_.motion_finished = false;
+  apply_disturbance(record);
 
   const DeviceStatus write_status = device_.write_once(command_);
   const std::int64_t write_ns = steady_ns();

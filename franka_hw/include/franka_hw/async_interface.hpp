@@ -120,6 +120,21 @@ class AsyncInterface {
   /// robot's echo at rest (after a device error, the arm recovered where it stopped). False while the
   /// thread runs. Not real-time safe.
   bool begin_lockstep_run() noexcept;
+
+  /// What inject_disturbance() adds to one joint's command: a motion starting at the next packet with
+  /// velocity v [rad/s], acceleration a [rad/s²] and jerk j [rad/s³], integrated per packet.
+  struct Disturbance {
+    int joint = 0;
+    double v_rad_s = 0.0;
+    double a_rad_s2 = 0.0;
+    double j_rad_s3 = 0.0;
+  };
+  /// Tests only: from the next packet to the end of the run, adds `d` to the command after the limiter
+  /// (the flight recorder marks those packets kDisturbed). Provokes a robot's reflex on purpose — a
+  /// velocity step (v), an acceleration step (a), a jerk (j), a slow drift past a joint limit (small
+  /// v) — to prove what explains one. False for a joint out of range, a non-finite value, or while
+  /// one is pending or running. Any thread; never waits.
+  bool inject_disturbance(const Disturbance& d) noexcept;
   /// Stops and joins the real-time thread (after the packet in progress), ending its run: a sample not
   /// taken is dropped, and the controller gets no state until the next run's first packet.
   /// Idempotent.
@@ -199,6 +214,13 @@ class AsyncInterface {
   // Real-time side.
   DeviceState state_{};
   DeviceCommand command_{};
+  void apply_disturbance(PacketRecord& record) noexcept;
+  Disturbance disturbance_{};                   // written before disturbance_armed_ is set
+  std::atomic<bool> disturbance_armed_{false};  // inject_disturbance() → the hardware thread
+  bool disturbing_ = false;                     // hardware thread: a disturbance runs
+  double disturbance_offset_rad_ = 0.0;         // hardware thread: the disturbance's state
+  double disturbance_velocity_rad_s_ = 0.0;
+  double disturbance_acceleration_rad_s2_ = 0.0;
   RateTarget target_{};
   bool started_ = false;  // a first packet was read
   std::uint64_t last_tick_ = 0;

@@ -107,6 +107,7 @@ struct PacketRecord {
     kLimited = 16,       ///< a limit shaped the command
     kLateRead = 32,      ///< read after missed cycles; the previous command was on time
     kResynced = 64,      ///< the robot's echo named the other history for this tick: continued from it
+    kDisturbed = 128,    ///< a test disturbance was added to the command (AsyncInterface::inject_disturbance)
   };
   JTAC_PACKET_RECORD_FIELDS(JTAC_HW_DECLARE_FIELD)
 };
