@@ -82,10 +82,14 @@ class Explanation:
         if self.quantity in _UNITS and self.joint_name is not None:
             unit = _UNITS[self.quantity]
             against = "outside its range" if self.quantity == "position" else "against its limit"
+            when = (
+                "in the last packet written"
+                if self.packet_offset == 0
+                else f"{-self.packet_offset} packet(s) before the last one written"
+            )
             parts.append(
                 f"the command's {self.quantity} on {self.joint_name} reached {self.value:.4g} {unit} "
-                f"{against} {self.limit:.4g} {unit}, {-self.packet_offset} packet(s) before the last one "
-                "written"
+                f"{against} {self.limit:.4g} {unit}, {when}"
             )
         elif self.quantity == "link":
             parts.append("the robot missed too many commands in a row")

@@ -67,6 +67,7 @@ def _provoke(sim, disturbance, before=None):
         c.stop()
         arm.automatic_error_recovery()
         arm.close()
+    print(error)  # the statement, as docs/doctor.md quotes it
     return explanation, error
 
 
@@ -136,6 +137,7 @@ def test_a_link_outage_is_explained_by_the_lost_packets(franka_sim, fault_dir):
         explanation = _wait_for_fault(c)
         error = c.hardware_error
         handle.result(timeout=5.0)
+        print(error)
     finally:
         c.stop()
         arm.automatic_error_recovery()
