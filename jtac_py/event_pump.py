@@ -110,6 +110,15 @@ class EventPump:
         self._loop.stop()
         self.pump()
 
+    def _context(self) -> list[tuple[int, str]]:
+        """What the controller did that a reflex's explanation may name: law switches, the stream's
+        last input (host steady clock [ns], what)."""
+        context = list(self._slot.switches)
+        stream = getattr(self._slot.tenant, "stream", None)
+        if stream is not None and stream.last_input_ns:
+            context.append((stream.last_input_ns, "the stream's last input"))
+        return context
+
     def _explain(self, message: str) -> Explanation:
         """The reflex explained from the flight recorder, whose trace is saved beside it (a trace that
         cannot be saved is said so in the advice; the explanation stands)."""
@@ -121,7 +130,9 @@ class EventPump:
             note = ""
         except OSError as error:
             path, note = None, f" (the trace could not be saved: {error})"
-        explanation = reflexes.explain(message, trace, robot, trace_path=path, detected_ns=detected_ns)
+        explanation = reflexes.explain(
+            message, trace, robot, trace_path=path, detected_ns=detected_ns, context=self._context()
+        )
         if note:
             explanation = dataclasses.replace(explanation, advice=explanation.advice + note)
         return explanation

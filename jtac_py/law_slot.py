@@ -12,6 +12,7 @@ JTAC answers (goals, tares, time-scale changes) is refused with the tenant's own
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
@@ -26,6 +27,8 @@ _log = logging.getLogger(__name__)
 
 #: Added to the hand-over's brake bound [s] before a wait gives up (scheduling, the first cycle).
 _HANDOVER_SLACK_S = 2.0
+#: Switches kept for a reflex's explanation (the flight recorder spans 256 ms).
+SWITCH_HISTORY = 16
 
 
 class Tenant(Protocol):
@@ -75,6 +78,9 @@ class LawSlot:
         self.tenant: Tenant | None = None
         #: Why the JTAC last handed the slot over ("" before the first switch).
         self.handover_reason = ""
+        #: The last switches asked for: (host steady clock [ns], what), newest last — the context a
+        #: reflex's explanation names (jtac_py.reflexes).
+        self.switches: collections.deque[tuple[int, str]] = collections.deque(maxlen=SWITCH_HISTORY)
         # Every native law the loop has held: it may call a law's code until the cycle after the
         # switch away, so none is freed while the loop lives.
         self._held: list[Any] = []
@@ -107,6 +113,7 @@ class LawSlot:
         with self._lock:
             self._held.append(native_law)
             self.handover_reason = tenant.handover_reason
+            self.switches.append((time.monotonic_ns(), f"a switch asked for: {tenant.handover_reason}"))
             previous, self.tenant = self.tenant, tenant
             self._loop.use_law(native_law)
         if previous is not None and previous is not tenant:
@@ -120,6 +127,7 @@ class LawSlot:
             if self.tenant is not tenant:
                 return
             self._loop.use_law(None)
+            self.switches.append((time.monotonic_ns(), f"a switch back to trajectory execution ({what})"))
         if wait:
             self._wait_for_jtac(what)
         with self._lock:

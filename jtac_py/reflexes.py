@@ -211,6 +211,18 @@ def _preceding(trace: Mapping[str, np.ndarray], until: int) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _in_window(trace: Mapping[str, np.ndarray], context: Sequence[tuple[int, str]]) -> tuple[str, ...]:
+    """The context entries within the flight recorder's span, with how long before its last packet."""
+    if not context or "read_ns" not in trace or len(trace["read_ns"]) == 0:
+        return ()
+    first_ns, last_ns = int(trace["read_ns"][0]), int(trace["read_ns"][-1])
+    return tuple(
+        f"{what} {(last_ns - ns) * 1e-6:.0f} ms before the last packet"
+        for ns, what in sorted(context)
+        if first_ns <= ns <= last_ns
+    )
+
+
 def _silence(trace: Mapping[str, np.ndarray], detected_ns: int | None) -> tuple[str, ...]:
     """The link's silence after the last packet, when it is longer than a few robot cycles."""
     if detected_ns is None or "read_ns" not in trace or len(trace["read_ns"]) == 0:
@@ -261,11 +273,14 @@ def explain(
     robot: str = "fr3",
     trace_path: str | None = None,
     detected_ns: int | None = None,
+    context: Sequence[tuple[int, str]] = (),
 ) -> Explanation:
     """The plain statement of a reflex: libfranka's `message` and the flight recorder `trace` (the
     columns of ``packet_trace()``: at least tick, flags and q_cmd; a controller recording's time and
     q_cmd work too, without flags). detected_ns: the host steady clock when the fault was seen [ns]
-    (time.monotonic_ns()): how long the link was silent after the last packet."""
+    (time.monotonic_ns()): how long the link was silent after the last packet. context: what the
+    controller did, (host steady clock [ns], what) — law switches, a stream's last input — of which
+    those within the trace are named with how long before the last packet they were."""
     names = reflex_names(message)
     known = [REFLEX_QUANTITIES[n] for n in names if n in REFLEX_QUANTITIES]
     # A reflex on the command explains one on the measured motion it caused, named beside it.
@@ -277,6 +292,7 @@ def explain(
     worst = _worst(trace, quantity, spec) if quantity not in ("link", "measured") else {}
     last = len(trace["q_cmd"]) - 1
     preceded = _preceding(trace, worst.get("packet", last)) + _silence(trace, detected_ns)
+    preceded += _in_window(trace, context)
     joint_name = spec.joint_names[worst["joint"]] if worst else None
     found_quantity = worst.get("quantity", quantity) if quantity is None else quantity
     return Explanation(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,9 @@ class Stream:
         self._names = controller.joint_names
         self._send_lock = threading.Lock()  # one writer at a time into the native mailboxes
         self.active = True
+        #: When the last target or chunk was handed over (host steady clock [ns]; 0 before one): the
+        #: context a reflex's explanation names.
+        self.last_input_ns = 0
         self._stop_message = ""  # the controller's event for stop_code, set by the pump
         hand = controller.gripper
         limits = Stream.check_gripper_options(hand, gripper_units, gripper_speed_m_s, gripper_force_n)
@@ -163,6 +167,7 @@ class Stream:
             check_gripper_values(hand, (), self.gripper_units, self._gripper_max_width_m)
         with self._send_lock:
             self._law.set_target(q, dq, stamp)
+            self.last_input_ns = time.monotonic_ns()
             if hand is not None and self._gripper_taken():
                 self._channel.set_value(float(hand))
 
@@ -208,6 +213,7 @@ class Stream:
         times = observed + chunk.times_s
         with self._send_lock:
             self._law.set_chunk(times, chunk.positions_rad, chunk.velocities_rad_s)
+            self.last_input_ns = time.monotonic_ns()
             self._chunk_gripper(times, chunk.gripper, now)
 
     def _check_built_chunk(self, chunk: Chunk) -> None:

@@ -128,6 +128,18 @@ def test_a_drift_into_the_end_of_the_range_is_explained_against_the_position_bas
     assert explanation.limit < 0.3  # the bound near the end of the range, not dq_max (2.62 rad/s)
 
 
+def test_a_step_right_after_a_stream_took_over_names_the_switch_and_the_streams_input(franka_sim, fault_dir):
+    def stream_holding(c):
+        q = np.array(c.state.q_cmd)
+        stream = c.stream()
+        stream.send_chunk(np.arange(1, 17) * 0.05, np.tile(q, (16, 1)))
+
+    explanation, error = _provoke(franka_sim, {"v_rad_s": 0.05}, before=stream_holding)
+    assert explanation.quantity == "acceleration" and explanation.joint_name == "fr3_joint4", error
+    assert any("a stream was opened" in p for p in explanation.preceded_by), error
+    assert any(p.startswith("the stream's last input") for p in explanation.preceded_by), error
+
+
 @pytest.mark.franka_sim(probe=True, faults="outage=30ms@0.7s")
 def test_a_link_outage_is_explained_by_the_lost_packets(franka_sim, fault_dir):
     arm, c = _start(franka_sim)

@@ -153,3 +153,18 @@ def test_the_fault_directory_is_the_environments_or_the_xdg_state_directory(tmp_
     monkeypatch.delenv(reflexes.FAULT_DIR_ENV)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     assert reflexes.fault_dir() == tmp_path / "state" / "jtac" / "faults"
+
+
+def test_what_the_controller_did_within_the_trace_is_named_with_how_long_before():
+    trace = _trace(_step(1, 240, 0.0002))
+    last_ns = int(trace["read_ns"][-1])
+    context = [
+        (last_ns - 400_000_000, "a switch long before the trace"),
+        (last_ns - 120_000_000, "a switch asked for: a stream was opened (Controller.stream())"),
+        (last_ns - 30_000_000, "the stream's last input"),
+    ]
+    e = reflexes.explain(VELOCITY_STEP, trace, context=context)
+    assert e.preceded_by == (
+        "a switch asked for: a stream was opened (Controller.stream()) 120 ms before the last packet",
+        "the stream's last input 30 ms before the last packet",
+    )
