@@ -148,7 +148,7 @@ def test_a_link_outage_is_explained_by_the_lost_packets(franka_sim, fault_dir):
         handle = c.follow(Trajectory.quintic(q0, q0 + 0.2, 3.0), wait=False)
         explanation = _wait_for_fault(c)
         error = c.hardware_error
-        handle.result(timeout=5.0)
+        result = handle.result(timeout=5.0)
         print(error)
     finally:
         c.stop()
@@ -156,6 +156,7 @@ def test_a_link_outage_is_explained_by_the_lost_packets(franka_sim, fault_dir):
         arm.close()
     assert "communication_constraints_violation" in explanation.reflexes, error
     assert explanation.quantity == "link"
+    assert explanation.text() in result.message  # the goal's result carries the statement too
     (silence,) = [p for p in explanation.preceded_by if p.startswith("no state from the robot")]
     assert int(silence.split(" for ")[1].split(" ms")[0]) >= 20, silence  # the robot's 20 lost cycles
     assert "jtac doctor" in explanation.advice
