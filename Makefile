@@ -109,7 +109,7 @@ bench-gripper: setup setup-franka-sim
 	$(PY) bench/bench_gripper.py $(BENCH_GRIPPER_ARGS)
 
 # Two arms in one ArmGroup on two franka-sim servers: start skew, both running, a dead link, the
-# thread layout (about 2.5 minutes; not in `make test`). Figures in bench/README.md, "Two arms".
+# thread layout (about 2 minutes; not in `make test`). Figures in bench/README.md, "Two arms".
 bench-pair: setup setup-franka-sim
 	$(PY) bench/bench_pair.py $(BENCH_PAIR_ARGS)
 
