@@ -188,7 +188,7 @@ def clock_rows(runs: list[dict[str, Any]]) -> list[str]:
         f"franka-sim's clock (states sent) runs {_fmt(rates)} % slow against the host's; the two arms' "
         f"trajectory times drift apart by {_fmt(drift)} ms per s of goal; largest gap {_fmt(largest, 1)} ms "
         f"({len(done)} goals).",
-        f"GroupResult.start_skew_s of those goals (computed when the result arrives): {_fmt(own)} ms.",
+        f"GroupResult.start_skew_s of those goals (the starts placed at submission): {_fmt(own)} ms.",
     ]
 
 

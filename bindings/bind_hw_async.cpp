@@ -229,6 +229,9 @@ void bind_hw_async(py::module_& m) {
           "Stops and joins the real-time thread")
       .def_property_readonly("running", &AsyncInterface::running)
       .def_property_readonly("exit_status", &AsyncInterface::exit_status)
+      .def_property_readonly(
+          "last_packet_ns", &AsyncInterface::last_packet_ns,
+          "Host steady clock of this run's last packet [ns] (time.monotonic_ns()); 0 before one")
       .def("step_once", &AsyncInterface::step_once, "One packet on this thread (lockstep)")
       .def(
           "inject_disturbance",

@@ -396,18 +396,23 @@ void bind_control_loop(py::module_& m) {
       .def_property_readonly("handovers", &ControlLoop::handovers, "Hand-overs completed")
       .def(
           "watch_peer",
-          [](ControlLoop& l, const AsyncInterface& peer) {
+          [](ControlLoop& l, const AsyncInterface& peer, double silence_s) {
             if (l.running()) {
               throw std::runtime_error("watch_peer: the loop runs; watch peers before start()");
             }
-            if (!l.watch_peer(peer)) {
-              throw std::invalid_argument("watch_peer: this loop's own interface, or already " +
-                                          std::to_string(ControlLoop::kMaxPeers) + " peers");
+            if (!(silence_s >= 0.0) || !l.watch_peer(peer, std::llround(silence_s * 1e9))) {
+              throw std::invalid_argument(
+                  "watch_peer: this loop's own interface, a silence_s that is not >= 0, "
+                  "or already " +
+                  std::to_string(ControlLoop::kMaxPeers) + " peers");
             }
           },
-          py::arg("peer"), py::keep_alive<1, 2>(),
+          py::arg("peer"), py::arg("silence_s") = 0.0, py::keep_alive<1, 2>(),
           "Brakes the running law to rest at the next cycle once `peer` (another arm's AsyncInterface) "
-          "stops by itself")
+          "stops by itself, or (silence_s > 0) runs but has written no packet for silence_s [s]")
+      .def_property_readonly_static(
+          "FRANKA_SILENCE_S", [](const py::object&) { return ControlLoop::kFrankaSilenceNs * 1e-9; },
+          "A Franka arm's silence before a peer brakes for it [s] (20 lost cycles stop its motion)")
       .def(
           "clear_peers",
           [](ControlLoop& l) {

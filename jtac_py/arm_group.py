@@ -12,7 +12,8 @@ its goals, streams, tares and time scale. The group puts them on one clock and o
   ``start_time_s`` on its arm's clock: the core holds it until then), ``stream()`` takes chunks and
   targets for all joints with one ``observed_at_s``, ``record()`` holds every arm on the group clock,
   ``stop()`` brakes every arm to rest, then stops them.
-- **A fault.** When an arm stops by itself (a reflex, a lost link), ``on_fault`` says what the others
+- **A fault.** When an arm stops by itself (a reflex, a lost link: a Franka arm's hardware thread
+  silent for 50 ms, long before libfranka's 1 s timeout), ``on_fault`` says what the others
   do: ``"brake"`` (default) — each brakes to rest within its ``stop_accelerations`` at its next cycle
   (a goal ends INVALID_STATE naming the arm that faulted, a stream stops and must be opened anew);
   ``"continue"`` — they carry on. Real time: each loop watches the other arms' hardware threads
@@ -67,6 +68,25 @@ PAIR_SPACING_M = 0.6
 _OK = _native.DeviceStatus.OK
 
 
+def _silence_s(arm: Any) -> float:
+    """How long an arm's hardware thread may write nothing before the others brake for it [s]: a
+    Franka arm's robot stops the motion after 20 lost cycles, long before libfranka's read gives up
+    (1 s); a simulated arm never stops for silence (0: not watched for it)."""
+    return float(_native.ControlLoop.FRANKA_SILENCE_S) if getattr(arm, "robot_reflexes", False) else 0.0
+
+
+def _silent_ms(controller: Controller) -> float | None:
+    """How long a watched-for-silence arm's running hardware thread has written nothing [ms], when
+    longer than its silence bound; None otherwise."""
+    bound_s = _silence_s(controller.hardware)
+    interface = controller._interface
+    last_ns = int(interface.last_packet_ns)
+    if bound_s <= 0.0 or not interface.running or last_ns == 0:
+        return None
+    silent_ms = (time.monotonic_ns() - last_ns) * 1e-6
+    return silent_ms if silent_ms > bound_s * 1e3 else None
+
+
 def pair_base_poses(spacing_m: float = PAIR_SPACING_M) -> dict[str, np.ndarray]:
     """The base poses of a simulated pair ("left", "right"): upright, both facing world +x, `spacing_m`
     apart along world y (left at +y)."""
@@ -89,8 +109,10 @@ class ArmFault:
 @dataclass(frozen=True)
 class GroupResult:
     """How a group goal ended: one GoalResult per arm, and when each arm's trajectory started on
-    the group clock [s] (None where it never started): its goal's start time (the core starts it at
-    the first cycle at or after it), or its acceptance where that came later."""
+    the group clock [s] (None where it never started): the instant asked for, as each arm's clock
+    map placed it at submission (the core starts on the first cycle at or after it: within one
+    robot period), or the goal's acceptance where that came later. What the robots received is
+    measured robot side by bench/bench_pair.py."""
 
     results: dict[str, GoalResult]
     start_times_s: dict[str, float | None] = field(default_factory=dict)
@@ -150,13 +172,19 @@ class GroupGoalHandle:
         for arm, handle in self.handles.items():
             left = None if deadline is None else max(0.0, deadline - self._group.now())
             results[arm] = handle.result(left)
-        starts = {
-            arm: None
-            if r.start_time_s is None
-            else self._group.group_time(arm, max(r.start_time_s, self.arm_starts_s[arm]))
-            for arm, r in results.items()
-        }
-        return GroupResult(results, starts)
+        return GroupResult(results, {arm: self._start_s(arm, r) for arm, r in results.items()})
+
+    def _start_s(self, arm: str, result: GoalResult) -> float | None:
+        """When `arm`'s trajectory started on the group clock: the instant asked for, placed on the
+        arm's clock when the goal was submitted (its core starts on the first cycle at or after it),
+        unless the goal was taken later (then its acceptance, mapped now); None if it never started.
+        Mapped at submission, not now: a robot clock that stalls or drifts (franka-sim's) moves the
+        map meanwhile, and the start happened on the map of then."""
+        if result.start_time_s is None:
+            return None
+        if result.start_time_s <= self.arm_starts_s[arm]:
+            return self.start_at_s
+        return self._group.group_time(arm, result.start_time_s)
 
 
 class GroupStream:
@@ -426,12 +454,15 @@ class ArmGroup:
         return t
 
     def group_time(self, arm: str, arm_time_s: float) -> float:
-        """The group time [s] of arm `arm`'s controller time arm_time_s [s] (the inverse of
-        arm_time; the clocks run at the same rate to a few ppm)."""
+        """The group time [s] of arm `arm`'s controller time arm_time_s [s]: the inverse of arm_time
+        (its clock map is linear: two Newton steps from now land on it, whatever the robot clock's
+        rate — a real FR3's within ppm, franka-sim's up to percent slow)."""
         if self.lockstep:
             return float(arm_time_s)
-        now = time.monotonic()
-        return now + (float(arm_time_s) - self.arm_time(arm, now))
+        t = time.monotonic()
+        for _ in range(2):
+            t += float(arm_time_s) - self.arm_time(arm, t)
+        return t
 
     # ---------------------------------------------------------------------------- start / stop
     def start(self) -> ArmGroup:
@@ -445,7 +476,7 @@ class ArmGroup:
             if self.on_fault == "brake" and not self.lockstep:
                 for other, peer in self.controllers.items():
                     if other != arm:
-                        c._loop.watch_peer(peer._interface)
+                        c._loop.watch_peer(peer._interface, silence_s=_silence_s(peer.hardware))
             if self.lockstep:
                 c._stepper.join(self._stepper_for(arm))  # type: ignore[union-attr]
         started = []
@@ -573,9 +604,17 @@ class ArmGroup:
     def _peer_reason_for(self, arm: str) -> Callable[[], str]:
         def reason() -> str:
             for other, c in self.controllers.items():
+                if other == arm:
+                    continue
                 error = c.hardware_error or c.hardware.last_error
-                if other != arm and error:
+                if error:
                     return f"arm '{other}' stopped: {error}"
+                silent = _silent_ms(c)
+                if silent is not None:
+                    return (
+                        f"arm '{other}' went silent: its hardware thread has written nothing for "
+                        f"{silent:.0f} ms (its robot stops the motion after 20 lost cycles)"
+                    )
             return ""
 
         return reason

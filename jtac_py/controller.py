@@ -94,6 +94,7 @@ class Controller(LoopView):
             self._core, self._slot, self._events, self.controller_time, wait_a_cycle, step_until
         )
         self._last_law: CustomLawTenant | None = None  # its error stays until the next use_law()
+        self._device = hardware.device  # the one its hardware thread drives, for its life
         self._gripper = getattr(hardware, "gripper", None) or Gripper()  # no hand: NO_HAND results
         self._attach_gripper()
         self._started = False
@@ -119,6 +120,12 @@ class Controller(LoopView):
         """Starts the hardware thread and the controller thread (lockstep: arms step())."""
         if self._started:
             return self
+        if self.hardware.device is not self._device:
+            raise RuntimeError(
+                f"{self.hardware!r} has a new device since this Controller was built (a FrankaArm serves "
+                "one motion per device: stop() or automatic_error_recovery() gave it a new one): build a "
+                "new Controller on the arm"
+            )
         error = self.hardware.last_error
         if error:
             raise RuntimeError(

@@ -52,6 +52,8 @@ REFLEX_QUANTITIES: dict[str, str] = {
 
 # Flight recorder flags (franka_hw/async_records.hpp, PacketRecord::Flags).
 _LATE, _HELD, _LIMITED, _LATE_READ, _RESYNCED, _DISTURBED = 2, 8, 16, 32, 64, 128
+#: libfranka's messages for a link that went silent (no reflex named): a UDP timeout, a network error.
+_LINK_MESSAGE = re.compile(r"UDP|[Tt]imeout|[Nn]etwork|connection", re.ASCII)
 #: Packets before the worst one that count as "what preceded it" (100 ms at 1 kHz).
 PRECEDING_PACKETS = 100
 #: A link silent for longer than this after the last packet is named [ms] (the robot counts a cycle
@@ -283,6 +285,8 @@ def explain(
     those within the trace are named with how long before the last packet they were."""
     names = reflex_names(message)
     known = [REFLEX_QUANTITIES[n] for n in names if n in REFLEX_QUANTITIES]
+    if not known and _LINK_MESSAGE.search(message or ""):
+        known = ["link"]  # libfranka's own timeout or network error: no reflex, the link went silent
     # A reflex on the command explains one on the measured motion it caused, named beside it.
     quantity = next((q for q in known if q in _UNITS), known[0] if known else None)
     spec = robots.robot_spec(robot)
@@ -290,6 +294,8 @@ def explain(
     if len(trace["q_cmd"]) == 0:
         return Explanation(names, quantity, advice="The flight recorder is empty", trace_path=trace_path)
     worst = _worst(trace, quantity, spec) if quantity not in ("link", "measured") else {}
+    if worst and quantity is None and worst["ratio"] <= 1.0:
+        worst = {}  # no reflex named and no command past a limit: nothing of the command to blame
     last = len(trace["q_cmd"]) - 1
     preceded = _preceding(trace, worst.get("packet", last)) + _silence(trace, detected_ns)
     preceded += _in_window(trace, context)

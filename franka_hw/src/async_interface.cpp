@@ -82,6 +82,7 @@ bool AsyncInterface::start() {
   // far off. The thread is not running, so its state may be touched here. A new run: the states of
   // the one before are no longer handed to the controller (see the top of async_interface.hpp).
   started_ = false;
+  last_packet_ns_.store(0, std::memory_order_release);
   disturbing_ = false;  // a test disturbance ends with its run
   disturbance_armed_.store(false, std::memory_order_release);
   run_.fetch_add(1, std::memory_order_acq_rel);
@@ -304,6 +305,7 @@ DeviceStatus AsyncInterface::packet(bool real_time) noexcept {
     store_max(counters_.max_write_interval_ns, write_ns - last_write_ns_);
   }
   last_write_ns_ = write_ns;
+  last_packet_ns_.store(write_ns, std::memory_order_release);
   counters_.packets.store(packet_index + 1, std::memory_order_relaxed);
   if (write_status != DeviceStatus::kOk) {
     bump(counters_.device_errors);

@@ -187,12 +187,21 @@ void ControlLoop::serve_switch(double time_s) noexcept {
   }
 }
 
-bool ControlLoop::watch_peer(const AsyncInterface& peer) noexcept {
-  if (num_peers_ >= kMaxPeers || &peer == &interface_) {
+bool ControlLoop::watch_peer(const AsyncInterface& peer, std::int64_t silence_ns) noexcept {
+  if (num_peers_ >= kMaxPeers || &peer == &interface_ || silence_ns < 0) {
     return false;
   }
-  peers_[num_peers_++] = &peer;
+  peers_[num_peers_++] = Peer{&peer, silence_ns};
   return true;
+}
+
+bool ControlLoop::peer_stopped(const Peer& peer, std::int64_t now_ns) noexcept {
+  const AsyncInterface& arm = *peer.interface;
+  if (arm.exit_status() != DeviceStatus::kOk) {
+    return true;
+  }
+  const std::int64_t last_ns = arm.last_packet_ns();
+  return peer.silence_ns > 0 && arm.running() && last_ns > 0 && now_ns - last_ns > peer.silence_ns;
 }
 
 void ControlLoop::serve_peers(double time_s) noexcept {
@@ -208,8 +217,9 @@ void ControlLoop::serve_peers(double time_s) noexcept {
     fault = true;  // asked for: brakes even after an earlier fault
     peer_braked_ = false;
   }
+  const std::int64_t now_ns = num_peers_ > 0 ? ClockMap::host_now_ns() : 0;
   for (std::size_t i = 0; i < num_peers_ && !fault; ++i) {
-    fault = peers_[i]->exit_status() != DeviceStatus::kOk;
+    fault = peer_stopped(peers_[i], now_ns);
   }
   if (fault && !peer_braked_) {
     active_law_->brake_for_peer(time_s);

@@ -63,9 +63,13 @@ def _provoke(sim, disturbance, before=None):
         assert c._interface.inject_disturbance(JOINT, **disturbance)
         explanation = _wait_for_fault(c)
         error = c.hardware_error
-    finally:
         c.stop()
         arm.automatic_error_recovery()
+        # A FrankaArm serves one motion per device: this Controller's is over, and it says so.
+        with pytest.raises(RuntimeError, match="build a new Controller on the arm"):
+            c.start()
+    finally:
+        c.stop()
         arm.close()
     print(error)  # the statement, as docs/doctor.md quotes it
     return explanation, error

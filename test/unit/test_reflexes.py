@@ -168,3 +168,13 @@ def test_what_the_controller_did_within_the_trace_is_named_with_how_long_before(
         "a switch asked for: a stream was opened (Controller.stream()) 120 ms before the last packet",
         "the stream's last input 30 ms before the last packet",
     )
+
+
+def test_a_dead_link_without_a_reflex_is_a_link_fault_and_blames_no_joint():
+    message = "readOnce: libfranka: UDP receive: Timeout"
+    e = reflexes.explain(message, _trace(), detected_ns=int(_trace()["read_ns"][-1]) + 1_000_000_000)
+    assert (e.reflexes, e.quantity, e.joint_name) == ((), "link", None)
+    assert "no state from the robot for 1000 ms" in e.preceded_by[0]
+    # No reflex named and nothing past a limit: no joint is blamed.
+    quiet = reflexes.explain("libfranka: some other error", _trace())
+    assert quiet.joint_name is None and "report it" in quiet.advice

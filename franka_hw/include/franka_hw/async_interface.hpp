@@ -143,6 +143,10 @@ class AsyncInterface {
   bool running() const noexcept { return running_.load(std::memory_order_acquire); }
   /// The status that ended the thread's loop (kOk while running or after stop()).
   DeviceStatus exit_status() const noexcept { return exit_status_.load(std::memory_order_acquire); }
+  /// Host steady clock when this run's last packet was written [ns]; 0 before its first. A running
+  /// thread whose last packet is old waits on a robot that went silent (a dead link: libfranka's
+  /// read gives up only after its 1 s timeout). Any thread.
+  std::int64_t last_packet_ns() const noexcept { return last_packet_ns_.load(std::memory_order_acquire); }
 
   /// One packet on the caller's thread (lockstep tests, a synchronous loop). Only while the thread
   /// is not running (returns kNotConfigured otherwise). Real-time safe.
@@ -214,6 +218,7 @@ class AsyncInterface {
   // Real-time side.
   DeviceState state_{};
   DeviceCommand command_{};
+  std::atomic<std::int64_t> last_packet_ns_{0};  // last_packet_ns()
   void apply_disturbance(PacketRecord& record) noexcept;
   Disturbance disturbance_{};                   // written before disturbance_armed_ is set
   std::atomic<bool> disturbance_armed_{false};  // inject_disturbance() → the hardware thread

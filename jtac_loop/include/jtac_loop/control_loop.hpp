@@ -152,11 +152,16 @@ class ControlLoop {
 
   /// Several arms in one process (a group): the most other arms one loop watches.
   static constexpr std::size_t kMaxPeers = 3;
+  /// For a Franka arm: a hardware thread that runs but has written nothing for this long waits on a
+  /// robot that went silent [ns] (20 lost cycles stop a Franka motion, communication_constraints_
+  /// violation; libfranka's read gives up only after its 1 s timeout).
+  static constexpr std::int64_t kFrankaSilenceNs = 50'000'000;
   /// Watches another arm's hardware thread: once it stops by itself (its exit_status() is not kOk:
-  /// a reflex, a lost link), this loop's next cycle brakes its running law to rest within the stop
+  /// a reflex, a lost link) or, running, has written no packet for `silence_ns` (> 0; 0: not
+  /// watched for silence), this loop's next cycle brakes its running law to rest within the stop
   /// accelerations in force (ControlLaw::brake_for_peer), once, and counts it in peer_brakes().
   /// At most kMaxPeers; false when full. Owner thread, while the loop is stopped.
-  bool watch_peer(const AsyncInterface& peer) noexcept;
+  bool watch_peer(const AsyncInterface& peer, std::int64_t silence_ns = 0) noexcept;
   /// Watches no other arm from now on. Owner thread, while the loop is stopped.
   void clear_peers() noexcept { num_peers_ = 0; }
   /// Brakes the running law as for a peer's fault at the next cycle (a lockstep group's stepper,
@@ -172,7 +177,9 @@ class ControlLoop {
   /// time.monotonic() · 1e9), through a clock map fitted to every cycle's state arrival (clock_map.hpp):
   /// how a group puts its arms, each on its own robot's clock, on one time base. NaN before the first
   /// cycle. Any thread; never waits (readers retry).
-  double controller_time_at(std::int64_t host_ns) const noexcept { return clock_->controller_time_s(host_ns); }
+  double controller_time_at(std::int64_t host_ns) const noexcept {
+    return clock_->controller_time_s(host_ns);
+  }
 
   /// Lockstep mode: one device packet and, when due, one controller cycle on this thread. Returns
   /// the packet's status (kNotConfigured while a thread runs). Real-time safe.
@@ -255,7 +262,12 @@ class ControlLoop {
 
   // The group: other arms' hardware threads this loop watches, and the brakes for their faults.
   void serve_peers(double time_s) noexcept;
-  std::array<const AsyncInterface*, kMaxPeers> peers_{};
+  struct Peer {
+    const AsyncInterface* interface = nullptr;
+    std::int64_t silence_ns = 0;  // 0: not watched for silence
+  };
+  static bool peer_stopped(const Peer& peer, std::int64_t now_ns) noexcept;
+  std::array<Peer, kMaxPeers> peers_{};
   std::size_t num_peers_ = 0;
   bool peer_braked_ = false;  // controller thread: braked for the fault seen; until a rearm
   std::atomic<std::uint64_t> peer_brake_requests_{0};
