@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from franka_sim_harness import FrankaSim, start_server
-from sim_server import ProbeEvent, commands_lost
+from sim_server import ProbeEvent, commands_lost, first_command_message_id
 
 ARMS = ("left", "right")
 LEFT_DELTA_RAD = np.array([0.2, -0.15, 0.15, 0.2, -0.2, 0.15, 0.3])  # as the other franka-sim benchmarks
@@ -137,20 +137,6 @@ def reflexes_split(sim: FrankaSim, done_ns: int) -> dict[str, list[str]]:
     return {"running": reflexes(events, before_ns=done_ns), "at_stop": reflexes(events, since_ns=done_ns)}
 
 
-def _first_command_message_id(events: list[ProbeEvent]) -> int:
-    """The state id the last motion's first command answered: the hardware thread's tick 0."""
-    accepted = [e for e in events if e.event == "move_accepted"][-1]
-    last_state_id = accepted.fields["last_state_id"]
-    return next(
-        e.message_id
-        for e in events
-        if e.event == "command"
-        and e.t_ns >= accepted.t_ns
-        and e.message_id is not None
-        and e.message_id > last_state_id
-    )
-
-
 def first_moving_command_ns(controller: Any, sim: FrankaSim) -> int | None:
     """When the arm's first moving command reached its server (probe clock) [ns]; None when the flight
     recorder (read after the threads stopped) does not reach back to the hold before it."""
@@ -159,7 +145,7 @@ def first_moving_command_ns(controller: Any, sim: FrankaSim) -> int | None:
     if not moving.size or moving[0] == 0:
         return None
     events = sim.probe_events()
-    message_id = _first_command_message_id(events) + int(trace["tick"][moving[0]])
+    message_id = first_command_message_id(events) + int(trace["tick"][moving[0]])
     return next((e.t_ns for e in events if e.event == "command" and e.message_id == message_id), None)
 
 

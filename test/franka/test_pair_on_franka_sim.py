@@ -36,7 +36,7 @@ import pytest
 pylibfranka = pytest.importorskip("pylibfranka")
 
 from franka_sim_harness import FrankaSim, FrankaSimError, start_server  # noqa: E402
-from sim_server import ProbeEvent, publication_ratio  # noqa: E402
+from sim_server import ProbeEvent, first_command_message_id, publication_ratio  # noqa: E402
 
 from jtac_py import _native  # noqa: E402
 from jtac_py.arm_group import ArmGroup  # noqa: E402
@@ -185,21 +185,6 @@ def _speed(controller: Controller) -> float:
     return float(np.abs(controller.state.dq_cmd).max())
 
 
-def _first_command_message_id(events: list[ProbeEvent]) -> int:
-    """The state id the last motion's first command answered: the state the hardware thread read at
-    its tick 0 (FrankaDevice counts ticks from the motion's first state, by the robot's time)."""
-    accepted = [e for e in events if e.event == "move_accepted"][-1]
-    last_state_id = accepted.fields["last_state_id"]
-    return next(
-        e.message_id
-        for e in events
-        if e.event == "command"
-        and e.t_ns >= accepted.t_ns
-        and e.message_id is not None
-        and e.message_id > last_state_id
-    )
-
-
 def _first_moving_command_ns(controller: Controller, sim: FrankaSim) -> int:
     """When the arm's first moving command (the first packet with a nonzero velocity command after a
     hold) reached its server, on the probe's clock (CLOCK_MONOTONIC) [ns]. The controller's threads
@@ -210,7 +195,7 @@ def _first_moving_command_ns(controller: Controller, sim: FrankaSim) -> int:
         "the flight recorder does not reach back to the hold before the start"
     )
     events = sim.probe_events()
-    message_id = _first_command_message_id(events) + int(trace["tick"][moving[0]])
+    message_id = first_command_message_id(events) + int(trace["tick"][moving[0]])
     return next(e.t_ns for e in events if e.event == "command" and e.message_id == message_id)
 
 

@@ -230,6 +230,17 @@ def _first_command(accepted: ProbeEvent, window: list[ProbeEvent]) -> int | None
     return None
 
 
+def first_command_message_id(events: list[ProbeEvent]) -> int | None:
+    """The id of the state the last motion's first command answered (the client's cycle 0 of that
+    motion); None without a motion or a command."""
+    motions = list(_motions(events))
+    if not motions:
+        return None
+    accepted, window = motions[-1]
+    i = _first_command(accepted, window)
+    return None if i is None else window[i].message_id
+
+
 def move_to_first_command_ms(events: list[ProbeEvent]) -> list[MoveStart]:
     """For each accepted Move: the time from franka-sim switching its state to Move (``move_accepted``)
     to the first command datagram of that motion reaching its receiver, and the states sent between."""
