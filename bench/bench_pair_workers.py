@@ -23,6 +23,8 @@ import numpy as np
 from franka_sim_harness import FrankaSim, start_server
 from sim_server import ProbeEvent, commands_lost, first_command_message_id
 
+from jtac_py.arm_group import trajectory_start_s, trajectory_time_gap
+
 ARMS = ("left", "right")
 LEFT_DELTA_RAD = np.array([0.2, -0.15, 0.15, 0.2, -0.2, 0.15, 0.3])  # as the other franka-sim benchmarks
 RIGHT_DELTA_RAD = -LEFT_DELTA_RAD
@@ -198,13 +200,6 @@ def _counted_over(before: dict[str, Any], after: dict[str, Any]) -> dict[str, An
     return out
 
 
-def trajectory_start_s(rows: dict[str, np.ndarray]) -> float:
-    """The group time at which the arm's trajectory time was 0 [s]: the median of group time −
-    trajectory time over the trajectory's first START_WINDOW_S."""
-    first = (rows["trajectory_time"] > 0.0) & (rows["trajectory_time"] < START_WINDOW_S)
-    return float(np.median(rows["group_time"][first] - rows["trajectory_time"][first]))
-
-
 def trajectory_time_gaps(data: dict[str, dict[str, np.ndarray]], duration_s: float) -> dict[str, float]:
     """The arms' trajectory times on the group clock: where each was 0 (left − right) [ms]; the gap
     left − right at equal group times over the motion (the right arm's interpolated at the left arm's
@@ -213,18 +208,15 @@ def trajectory_time_gaps(data: dict[str, dict[str, np.ndarray]], duration_s: flo
     time runs on its robot's clock; franka-sim's is the count of states it sends, slower than the
     host's by a different amount per server."""
     left, right = data["left"], data["right"]
-    inside = (left["trajectory_time"] > 0.0) & (left["trajectory_time"] < duration_s)
-    inside &= (left["group_time"] >= right["group_time"][0]) & (left["group_time"] <= right["group_time"][-1])
-    t_s = left["group_time"][inside] - left["group_time"][inside][0]
-    gap_s = left["trajectory_time"][inside] - np.interp(
-        left["group_time"][inside], right["group_time"], right["trajectory_time"]
-    )
-    slope, at_start_s = np.polyfit(t_s, gap_s, 1)
+    gap = trajectory_time_gap(left, right, duration_s)
     return {
-        "tau_start_offset_ms": (trajectory_start_s(left) - trajectory_start_s(right)) * 1e3,
-        "tau_gap_drift_ms_per_s": float(slope) * 1e3,
-        "tau_gap_off_line_median_ms": float(np.median(np.abs(gap_s - at_start_s - slope * t_s))) * 1e3,
-        "tau_gap_max_ms": float(np.abs(gap_s).max()) * 1e3,
+        "tau_start_offset_ms": (
+            trajectory_start_s(left, START_WINDOW_S) - trajectory_start_s(right, START_WINDOW_S)
+        )
+        * 1e3,
+        "tau_gap_drift_ms_per_s": gap.drift * 1e3,
+        "tau_gap_off_line_median_ms": gap.off_line_median_s * 1e3,
+        "tau_gap_max_ms": gap.largest_s * 1e3,
     }
 
 

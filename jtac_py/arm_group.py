@@ -52,7 +52,10 @@ __all__ = [
     "GroupRecording",
     "GroupResult",
     "GroupStream",
+    "TrajectoryTimeGap",
     "pair_base_poses",
+    "trajectory_start_s",
+    "trajectory_time_gap",
 ]
 
 #: What the other arms do when one stops by itself.
@@ -300,6 +303,43 @@ class GroupStream:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def trajectory_start_s(rows: Mapping[str, np.ndarray], window_s: float = 0.01) -> float:
+    """The group time at which an arm's trajectory time was 0 [s], from one arm's rows of a
+    GroupRecording (group_time, trajectory_time): the median of group time − trajectory time over
+    the trajectory's first window_s (a state that arrived late moves one row, not the median)."""
+    first = (rows["trajectory_time"] > 0.0) & (rows["trajectory_time"] < window_s)
+    return float(np.median(rows["group_time"][first] - rows["trajectory_time"][first]))
+
+
+@dataclass(frozen=True)
+class TrajectoryTimeGap:
+    """Two arms' trajectory times compared at equal group times over a goal (trajectory_time_gap)."""
+
+    drift: float  # the gap's slope over the group time [s/s]: how far the two robot clocks run apart
+    off_line_median_s: float  # the gaps' median distance from that line [s]
+    largest_s: float  # the largest gap [s]
+
+
+def trajectory_time_gap(
+    first: Mapping[str, np.ndarray], second: Mapping[str, np.ndarray], duration_s: float
+) -> TrajectoryTimeGap:
+    """first − second trajectory time at equal group times, over first's rows inside a trajectory of
+    duration_s (second's interpolated at their group times), as a line over the group time. Each
+    arm's trajectory time runs on its robot's clock: lockstep and real FR3s keep the gap at 0 (a few
+    ppm); franka-sim's clock runs slow by a different amount per server, and the gap grows."""
+    inside = (first["trajectory_time"] > 0.0) & (first["trajectory_time"] < duration_s)
+    inside &= (first["group_time"] >= second["group_time"][0]) & (
+        first["group_time"] <= second["group_time"][-1]
+    )
+    t_s = first["group_time"][inside] - first["group_time"][inside][0]
+    gap_s = first["trajectory_time"][inside] - np.interp(
+        first["group_time"][inside], second["group_time"], second["trajectory_time"]
+    )
+    slope, at_start_s = np.polyfit(t_s, gap_s, 1)
+    off_line = float(np.median(np.abs(gap_s - at_start_s - slope * t_s)))
+    return TrajectoryTimeGap(float(slope), off_line, float(np.abs(gap_s).max()))
 
 
 class GroupRecording:

@@ -39,7 +39,7 @@ from franka_sim_harness import FrankaSim, FrankaSimError, start_server  # noqa: 
 from sim_server import ProbeEvent, first_command_message_id, publication_ratio  # noqa: E402
 
 from jtac_py import _native  # noqa: E402
-from jtac_py.arm_group import ArmGroup  # noqa: E402
+from jtac_py.arm_group import ArmGroup, trajectory_start_s, trajectory_time_gap  # noqa: E402
 from jtac_py.controller import Controller, ResultCode, Trajectory  # noqa: E402
 
 pytestmark = [
@@ -215,33 +215,6 @@ def _targets(group: ArmGroup) -> dict[str, np.ndarray]:
     return {"left": now["left"] + LEFT_DELTA_RAD, "right": now["right"] + RIGHT_DELTA_RAD}
 
 
-def _trajectory_start_s(rows: dict[str, np.ndarray]) -> float:
-    """The group time at which the arm's trajectory time was 0 [s]: the median of group time −
-    trajectory time over the trajectory's first START_WINDOW_S (a state that arrived late moves one
-    row, not the median)."""
-    first = (rows["trajectory_time"] > 0.0) & (rows["trajectory_time"] < START_WINDOW_S)
-    return float(np.median(rows["group_time"][first] - rows["trajectory_time"][first]))
-
-
-def _trajectory_time_gaps(data: dict[str, dict[str, np.ndarray]], duration_s: float) -> tuple[float, float]:
-    """left − right trajectory time at equal group times over the motion (the left arm's rows inside
-    the trajectory, the right arm's trajectory time interpolated at their group times): the slope of
-    a line through them, and their median distance from it [s].
-
-    Each arm's trajectory time runs on its robot's clock. franka-sim's clock is the count of states
-    it sends, which runs 0.1–3.2 % slow against the host's, by a different amount per server (a real
-    robot's is within a few ppm of the host's): the gap grows by that difference, the slope."""
-    left, right = data["left"], data["right"]
-    inside = (left["trajectory_time"] > 0.0) & (left["trajectory_time"] < duration_s)
-    inside &= (left["group_time"] >= right["group_time"][0]) & (left["group_time"] <= right["group_time"][-1])
-    t_s = left["group_time"][inside] - left["group_time"][inside][0]
-    gap_s = left["trajectory_time"][inside] - np.interp(
-        left["group_time"][inside], right["group_time"], right["trajectory_time"]
-    )
-    slope, at_start_s = np.polyfit(t_s, gap_s, 1)
-    return float(slope), float(np.median(np.abs(gap_s - at_start_s - slope * t_s)))
-
-
 # ================================================================================ together
 
 
@@ -249,16 +222,6 @@ def _targets(group: ArmGroup) -> dict[str, np.ndarray]:
     """Each arm's q_cmd now plus its delta: where _group_goal takes it."""
     now = {arm: np.asarray(c.state.q_cmd) for arm, c in group.controllers.items()}
     return {"left": now["left"] + LEFT_DELTA_RAD, "right": now["right"] + RIGHT_DELTA_RAD}
-
-
-def _trajectory_time_gaps_s(data: dict[str, dict[str, np.ndarray]], duration_s: float) -> np.ndarray:
-    """|left − right| trajectory time at equal group times over the motion [s]: the left arm's rows
-    inside the trajectory, the right arm's trajectory time interpolated at their group times."""
-    left, right = data["left"], data["right"]
-    inside = (left["trajectory_time"] > 0.0) & (left["trajectory_time"] < duration_s)
-    inside &= (left["group_time"] >= right["group_time"][0]) & (left["group_time"] <= right["group_time"][-1])
-    right_tau_s = np.interp(left["group_time"][inside], right["group_time"], right["trajectory_time"])
-    return np.abs(left["trajectory_time"][inside] - right_tau_s)
 
 
 # ================================================================================ together
@@ -275,8 +238,11 @@ def test_a_group_goal_succeeds_on_both_arms_with_equal_trajectory_times(start_pa
             np.testing.assert_allclose(group.controllers[arm].state.q_cmd, target, atol=1e-9)
             np.testing.assert_allclose(group.controllers[arm].state.q, target, atol=0.02)
         data = rec.data()
-        start_offset_s = _trajectory_start_s(data["left"]) - _trajectory_start_s(data["right"])
-        slope, off_line_s = _trajectory_time_gaps(data, GOAL_S)
+        start_offset_s = trajectory_start_s(data["left"], START_WINDOW_S) - trajectory_start_s(
+            data["right"], START_WINDOW_S
+        )
+        gap = trajectory_time_gap(data["left"], data["right"], GOAL_S)
+        slope, off_line_s = gap.drift, gap.off_line_median_s
         print(
             f"trajectory time 0 on the group clock: left − right {start_offset_s * 1e3:.2f} ms; the gap "
             f"at equal group times grows {slope * 1e3:.2f} ms/s (the two franka-sim clocks), median "
