@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench bench-gripper bench-pair fuzz fuzz-modes clean
+.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench bench-gripper bench-mcap bench-pair fuzz fuzz-modes clean
 
 # Everything: the venv with every pinned wheel, the ROS interfaces, the C++ libraries, module and tests.
 setup:
@@ -107,6 +107,12 @@ bench: setup
 # (about 2 minutes; not in `make test`). --write-figures updates docs/gripper_figures.md.
 bench-gripper: setup setup-franka-sim
 	$(PY) bench/bench_gripper.py $(BENCH_GRIPPER_ARGS)
+
+# Recordings as MCAP: a 60 s, 1 kHz lockstep recording's size and write time, and the largest device
+# command gap in real time with and without writing .mcap (about 30 s; not in `make test`).
+# Figures in bench/README.md, "Recordings as MCAP".
+bench-mcap: setup
+	$(PY) bench/bench_mcap.py $(BENCH_MCAP_ARGS)
 
 # Two arms in one ArmGroup on two franka-sim servers: start skew, both running, a dead link, the
 # thread layout (about 2 minutes; not in `make test`). Figures in bench/README.md, "Two arms".

@@ -14,7 +14,8 @@ watches the controller's state and records every cycle.
    and comes back onto the trajectory when released.
 4. Prints the result code, tracking error, peak deflection and force and the loop timing, and
    writes PNG plots (reference vs measured per joint, wrench raw vs filtered, admittance deflection,
-   loop-timing histograms) and the recording (.npz).
+   loop-timing histograms) and the recording (.npz, and .mcap with ROS 2 schemas for Foxglove:
+   docs/foxglove_layout.json shows the same four views).
 
 Run: .venv/bin/python examples/02_simulated_arm_with_admittance.py [--lockstep] [--out DIR] [--no-plots]
 """
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.out.mkdir(parents=True, exist_ok=True)
     np.savez(args.out / "demo_recording.npz", **data)
+    print(f"  wrote {recording.save(args.out / 'demo.mcap')}")
     if not args.no_plots:
         from jtac_py import plots
 

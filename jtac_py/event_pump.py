@@ -180,13 +180,16 @@ class EventPump:
         """Rows the native ring dropped since the loop was built."""
         return int(self._loop.dropped_records)
 
-    def add_recording(self, fields: Sequence[str], path: str | Path | None, gripper: Any = None) -> Recording:
-        """A recording of `fields`; the hand's series among them come from `gripper`'s events."""
+    def add_recording(
+        self, fields: Sequence[str], path: str | Path | None, gripper: Any = None, **names: Any
+    ) -> Recording:
+        """A recording of `fields`; the hand's series among them come from `gripper`'s events; names:
+        Recording's joint_names, sensor_frames, controller_time_s."""
         with self.lock:
             if not self.recordings:
                 self._loop.drain()  # rows of an earlier recording's tail belong to nobody
                 self._loop.start_recording()
-            recording = Recording(self, fields, path, gripper)
+            recording = Recording(self, fields, path, gripper, **names)
             self.recordings.append(recording)
         return recording
 

@@ -113,7 +113,7 @@ class LoopView:
         fields: a subset of RECORD_FIELDS (one row per cycle) and GRIPPER_RECORD_FIELDS (the hand's
         series, one row per gripper event, each with its own time column on the controller's clock;
         empty without a hand); default all of RECORD_FIELDS, and the hand's series when the arm has
-        a hand. path: .npz written by stop().
+        a hand. path: written by stop(), .npz or .mcap (ROS 2 schemas; Recording.save).
         """
         gripper = getattr(self, "gripper", None)  # a Controller's hand; a bare view has none
         if fields is None:
@@ -124,4 +124,7 @@ class LoopView:
         unknown = [f for f in chosen if f not in known]
         if unknown:
             raise ValueError(f"record: unknown field(s) {unknown}; known: {list(known)}")
-        return self._events.add_recording(chosen, path, gripper)
+        snap = self._loop.snapshot()
+        names = {"joint_names": self.joint_names, "sensor_frames": self.sensor_frames}
+        controller_time_s = None if snap is None else float(snap["time"])
+        return self._events.add_recording(chosen, path, gripper, controller_time_s=controller_time_s, **names)

@@ -17,6 +17,7 @@ controller's clock (docs/gripper.md, "Streams and recording").
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, make_dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "RECORD_FIELDS",
     "ControllerState",
     "Recording",
+    "load",
 ]
 
 #: Columns a recording can hold (one row per controller cycle), in the native table's order: time
@@ -180,15 +182,31 @@ class Recording:
     """Rows of every controller cycle between start and stop (a context manager).
 
     data() gives {field: array}, one row per cycle; dropped counts rows the native ring could not
-    keep (Python did not drain for longer than it holds); with a path, stop() saves an .npz there.
-    The hand's series (GRIPPER_RECORD_FIELDS), when chosen, come from the gripper's events: one row
-    per event, with their own time columns on the controller's clock.
+    keep (Python did not drain for longer than it holds); with a path, stop() saves there (.npz, or
+    .mcap with ROS 2 schemas: jtac_py.mcap_io). The hand's series (GRIPPER_RECORD_FIELDS), when
+    chosen, come from the gripper's events: one row per event, with their own time columns on the
+    controller's clock. joint_names and sensor_frames name the joints and tips (the .mcap's
+    messages); started_wall_time_ns and started_controller_time_s are one instant on both clocks
+    (the .mcap's timestamps).
     """
 
     def __init__(
-        self, pump: EventPump, fields: Sequence[str], path: str | Path | None, gripper: Any = None
+        self,
+        pump: EventPump,
+        fields: Sequence[str],
+        path: str | Path | None,
+        gripper: Any = None,
+        *,
+        joint_names: Sequence[str] = (),
+        sensor_frames: Sequence[str] = (),
+        controller_time_s: float | None = None,
     ) -> None:
         self._pump = pump
+        self.joint_names = tuple(joint_names)
+        self.sensor_frames = tuple(sensor_frames)
+        self.started_wall_time_ns = time.time_ns()
+        #: the controller time when the recording started [s] (None: the first row's, once there is one)
+        self.started_controller_time_s = controller_time_s
         self.fields = tuple(fields)
         self._cycle_fields = tuple(f for f in self.fields if f not in _GRIPPER_SERIES)
         self.path = Path(path) if path is not None else None
@@ -218,8 +236,9 @@ class Recording:
         if self.active:
             self._pump.pump()
         out = {}
+        chunks = list(self._chunks)  # one set of rows for every field while the pump thread appends
         for f in self._cycle_fields:
-            parts = [c[f] for c in self._chunks]
+            parts = [c[f] for c in chunks]
             out[f] = np.concatenate(parts) if parts else np.zeros((0,))
         hand = self._gripper_series.data() if self._gripper_series is not None else {}
         for f in self.fields:
@@ -228,10 +247,20 @@ class Recording:
         return {f: out[f] for f in self.fields}
 
     def save(self, path: str | Path) -> Path:
-        """Writes the rows so far as .npz (np.load gives the same dict as data())."""
+        """Writes the rows so far: .mcap (ROS 2 schemas, jtac_py.mcap_io) or .npz (np.load gives the
+        same dict as data()); load(path) reads either back."""
         path = Path(path)
+        data = self.data()
+        if path.suffix == ".mcap":
+            from jtac_py.mcap_io import ClockAnchor, save_mcap
+
+            controller_time_s = self.started_controller_time_s
+            if controller_time_s is None:
+                controller_time_s = float(data["time"][0]) if len(data.get("time", ())) else 0.0
+            anchor = ClockAnchor(self.started_wall_time_ns, controller_time_s)
+            return save_mcap(data, path, self.joint_names, self.sensor_frames, anchor)
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **self.data())
+        np.savez(path, **data)
         return path
 
     def stop(self) -> None:
@@ -247,3 +276,14 @@ class Recording:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def load(path: str | Path) -> dict[str, np.ndarray]:
+    """A saved recording (.npz or .mcap) as the {field: array} dict Recording.data() gave."""
+    path = Path(path)
+    if path.suffix == ".mcap":
+        from jtac_py.mcap_io import load_mcap
+
+        return load_mcap(path)
+    with np.load(path, allow_pickle=False) as archive:
+        return {name: archive[name] for name in archive.files}

@@ -16,7 +16,8 @@ Subcommands (``jtac <command> --help`` for the options)::
     jtac lifecycle get | set TRANSITION                       the node's lifecycle state, a transition
     jtac list-controllers [--verbose]                         the controller, its type and state
     jtac switch [--activate NAME] [--deactivate NAME]         activate / deactivate the controller
-    jtac plot RECORD.npz [--out DIR]                          write the four plots of a recording
+    jtac plot RECORD.npz|.mcap [--out DIR]                    write the four plots of a recording
+    jtac convert IN OUT                                       a recording .npz <-> .mcap (ROS 2 schemas)
     jtac plot-admittance --mass M --stiffness K [--damping D] [--rate HZ] [--out FILE]
                                                               check an admittance set at a rate and plot
                                                               its continuous vs discrete step response
@@ -26,9 +27,9 @@ Every command that talks to the node takes ``--node NAME`` (default
 ``joint_trajectory_admittance_controller``) and ``--wait S``, how long to wait for the node's action,
 service or topic to be discovered. Goal files are described in jtac_ros/goal_file.py.
 
-``jtac plot``, ``jtac plot-admittance`` and ``jtac doctor`` need no node and no ROS: they live in
-jtac_py.cli and run where no ROS 2 is installed; a ROS verb there says that it needs ROS 2 and how to
-get it (exit 2). ``jtac plot-admittance`` runs goal intake's stability check (jtac_py.admittance,
+``jtac plot``, ``jtac convert``, ``jtac plot-admittance`` and ``jtac doctor`` need no node and no ROS:
+they live in jtac_py.cli and run where no ROS 2 is installed; a ROS verb there says that it needs ROS 2
+and how to get it (exit 2). ``jtac plot-admittance`` runs goal intake's stability check (jtac_py.admittance,
 docs/admittance.md), prints one line per axis and exits 1 when goal intake would reject the set.
 
 ``jtac doctor`` (jtac_py/doctor/, docs/doctor.md) checks the kernel,

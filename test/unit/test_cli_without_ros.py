@@ -40,7 +40,7 @@ ROS_VERBS = [
     ["gripper", "move"],
     ["gripper", "state"],
 ]
-ROS_FREE_VERBS = [["plot"], ["plot-admittance"], ["doctor"]]
+ROS_FREE_VERBS = [["plot"], ["convert"], ["plot-admittance"], ["doctor"]]
 
 # Runs `main(sys.argv[1:])` of MODULE with ROS made unimportable; then prints the ROS modules loaded.
 PRELUDE = """

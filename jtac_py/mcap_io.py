@@ -1,0 +1,412 @@
+"""A recording as an MCAP file with ROS 2 schemas (ros2msg, CDR), written and read without ROS.
+
+Channels (docs/python_api.md, "Recordings as MCAP"):
+
+- ``/joint_states`` sensor_msgs/msg/JointState: measured q [rad], dq [rad/s] (no effort: not recorded);
+- ``/joint_commands`` sensor_msgs/msg/JointState: q_cmd [rad], dq_cmd [rad/s];
+- ``/controller_state`` control_msgs/msg/JointTrajectoryControllerState (Jazzy): reference (q_ref,
+  dq_ref), feedback (q, dq), error (error, dq_ref − dq), output (q_cmd, dq_cmd), time_from_start =
+  trajectory_time, speed_scaling_factor = time_scale;
+- ``/<sensor_frame>/wrench_raw``, ``_filtered``, ``_compensated`` geometry_msgs/msg/WrenchStamped per
+  tip [N, N·m] (raw and filtered in the sensor frame, compensated in the control frame; frame_id is the
+  tip's sensor frame);
+- ``/jtac/cycle`` jtac/msg/CycleRecord: every recorded field of the cycle record, bit for bit, with
+  its unit in the schema's comments;
+- the hand's series, when recorded: ``/jtac/gripper/state``, ``/jtac/gripper/command``,
+  ``/jtac/gripper/result`` (jtac/msg/GripperState, GripperCommand, GripperResult: the recorded columns
+  of each table) and ``/gripper/joint_states`` (a JointState "finger_width" [m], for viewers).
+
+One clock: every message's log_time, publish_time and header.stamp is the row's controller time mapped
+to wall time, ``wall_time_at_start_ns + (time − controller_time_at_start_s)·1e9``; both numbers are in
+the ``jtac_recording`` metadata record, with the joint names, sensor frames and recorded columns.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from mcap.reader import make_reader
+from mcap.writer import CompressionType, Writer
+
+from jtac_py.cdr_layout import CdrLayout
+from jtac_py.recording import _GRIPPER_SERIES, CYCLE_FIELD_DOCS, GRIPPER_FIELD_DOCS, RECORD_FIELDS
+from jtac_py.ros2_schemas import schema_text, table_definition
+
+__all__ = ["METADATA_NAME", "ClockAnchor", "load_mcap", "save_mcap"]
+
+#: The metadata record that describes the recording.
+METADATA_NAME = "jtac_recording"
+_FORMAT = "jtac recording mcap 1"
+_WRENCH_TOPICS = {"raw": "wrench_raw", "filtered": "wrench_filtered", "control": "wrench_compensated"}
+#: The hand's tables: message name, topic, the table's time column.
+_GRIPPER_TABLES = {
+    "state": ("jtac/msg/GripperState", "/jtac/gripper/state", "gripper_time"),
+    "command": ("jtac/msg/GripperCommand", "/jtac/gripper/command", "gripper_command_time"),
+    "result": ("jtac/msg/GripperResult", "/jtac/gripper/result", "gripper_result_time"),
+}
+_ROS_TYPE_OF_KIND = {"f": "float64", "i": "int64", "u": "int64", "b": "bool", "U": "string"}
+
+
+@dataclass(frozen=True)
+class ClockAnchor:
+    """Controller time mapped to wall time: `controller_time_s` happened at `wall_time_ns` (Unix)."""
+
+    wall_time_ns: int
+    controller_time_s: float
+
+    def wall_ns(self, time_s: np.ndarray) -> np.ndarray:
+        """Wall time [ns since the Unix epoch] of controller times [s]."""
+        offset_ns = np.round((np.asarray(time_s, dtype=float) - self.controller_time_s) * 1e9)
+        return self.wall_time_ns + offset_ns.astype(np.int64)
+
+
+def _stamp_columns(wall_ns: np.ndarray) -> dict[str, np.ndarray]:
+    return {"sec": wall_ns // 1_000_000_000, "nanosec": wall_ns % 1_000_000_000}
+
+
+def _header(layout: CdrLayout, frame_id: str) -> CdrLayout:
+    return layout.int32("sec").uint32("nanosec").string(frame_id)
+
+
+def _joint_state_layout(joint_names: Sequence[str], with_velocity: bool = True) -> CdrLayout:
+    n = len(joint_names)
+    layout = _header(CdrLayout(), "").strings(joint_names).float64_sequence("position", n)
+    return layout.float64_sequence("velocity", n if with_velocity else 0).float64_sequence("effort", 0)
+
+
+def _point(layout: CdrLayout, prefix: str, n: int) -> None:
+    layout.float64_sequence(f"{prefix}_positions", n).float64_sequence(f"{prefix}_velocities", n)
+    layout.float64_sequence("_accelerations", 0).float64_sequence("_effort", 0)
+    layout.int32(f"{prefix}_tfs_sec").uint32(f"{prefix}_tfs_nanosec")
+
+
+def _controller_state_layout(joint_names: Sequence[str]) -> CdrLayout:
+    layout = _header(CdrLayout(), "").strings(joint_names)
+    for prefix in ("reference", "feedback", "error", "output"):
+        _point(layout, prefix, len(joint_names))
+    layout.strings([])
+    for _ in range(4):  # the multi-DOF points: empty, time_from_start 0
+        layout.sequence_length(0).sequence_length(0).sequence_length(0).int32("_zero").uint32("_zero")
+    return layout.float64("speed_scaling_factor")
+
+
+def _wrench_layout(frame_id: str) -> CdrLayout:
+    return _header(CdrLayout(), frame_id).float64("force", 3).float64("torque", 3)
+
+
+def _controller_state_columns(data: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    tfs_ns = np.round(np.maximum(data["trajectory_time"], 0.0) * 1e9).astype(np.int64)
+    columns = {"speed_scaling_factor": data["time_scale"]}
+    points = {
+        "reference": (data["q_ref"], data["dq_ref"]),
+        "feedback": (data["q"], data["dq"]),
+        "error": (data["error"], data["dq_ref"] - data["dq"]),
+        "output": (data["q_cmd"], data["dq_cmd"]),
+    }
+    for prefix, (positions, velocities) in points.items():
+        columns[f"{prefix}_positions"], columns[f"{prefix}_velocities"] = positions, velocities
+        columns[f"{prefix}_tfs_sec"] = tfs_ns // 1_000_000_000
+        columns[f"{prefix}_tfs_nanosec"] = tfs_ns % 1_000_000_000
+    return columns
+
+
+def _tip_wrenches(data: Mapping[str, np.ndarray], kind: str) -> np.ndarray | None:
+    """(rows, tips, 6) of one wrench kind, from wrenches_* or tip 0's wrench_*; None when unrecorded."""
+    if f"wrenches_{kind}" in data:
+        return data[f"wrenches_{kind}"]
+    if f"wrench_{kind}" in data:
+        return data[f"wrench_{kind}"][:, None, :]
+    return None
+
+
+@dataclass
+class _Channel:
+    """One topic: its schema, layout and per-row columns (encoded on demand)."""
+
+    topic: str
+    schema: str
+    layout: CdrLayout
+    columns: dict[str, np.ndarray]
+
+
+def _names(given: Sequence[str], count: int, stem: str) -> list[str]:
+    """`count` names: the given ones, then stem0, stem1 ... for those missing."""
+    return [given[k] if k < len(given) else f"{stem}{k}" for k in range(count)]
+
+
+def _standard_channels(
+    data: Mapping[str, np.ndarray], joint_names: Sequence[str], sensor_frames: Sequence[str], stamp: dict
+) -> list[_Channel]:
+    """The ROS 2 channels whose fields were recorded (joints and tips without a name get joint<k>,
+    tip<k>)."""
+    joints = next((data[f].shape[1] for f in ("q", "q_cmd", "q_ref") if f in data), len(joint_names))
+    tips = max((data[f].shape[1] for f in data if f.startswith("wrenches_")), default=1)
+    return _joint_channels(data, _names(joint_names, joints, "joint"), stamp) + _wrench_channels(
+        data, _names(sensor_frames, tips, "tip"), stamp
+    )
+
+
+def _joint_channels(
+    data: Mapping[str, np.ndarray], joint_names: Sequence[str], stamp: dict
+) -> list[_Channel]:
+    """/joint_states, /joint_commands and /controller_state, those whose fields were recorded."""
+    channels = []
+    has = set(data)
+    if {"q", "dq"} <= has:
+        columns = {"position": data["q"], "velocity": data["dq"], **stamp}
+        layout = _joint_state_layout(joint_names)
+        channels.append(_Channel("/joint_states", "sensor_msgs/msg/JointState", layout, columns))
+    if {"q_cmd", "dq_cmd"} <= has:
+        columns = {"position": data["q_cmd"], "velocity": data["dq_cmd"], **stamp}
+        layout = _joint_state_layout(joint_names)
+        channels.append(_Channel("/joint_commands", "sensor_msgs/msg/JointState", layout, columns))
+    needed = {"q", "dq", "q_ref", "dq_ref", "error", "q_cmd", "dq_cmd", "trajectory_time", "time_scale"}
+    if needed <= has:
+        columns = {**_controller_state_columns(data), **stamp}
+        schema = "control_msgs/msg/JointTrajectoryControllerState"
+        channels.append(_Channel("/controller_state", schema, _controller_state_layout(joint_names), columns))
+    return channels
+
+
+def _wrench_channels(
+    data: Mapping[str, np.ndarray], sensor_frames: Sequence[str], stamp: dict
+) -> list[_Channel]:
+    """/<sensor_frame>/wrench_raw, _filtered, _compensated per tip, those recorded."""
+    channels = []
+    for kind, suffix in _WRENCH_TOPICS.items():
+        wrenches = _tip_wrenches(data, kind)
+        for tip in range(0 if wrenches is None else wrenches.shape[1]):
+            frame = sensor_frames[tip]
+            columns = {"force": wrenches[:, tip, :3], "torque": wrenches[:, tip, 3:], **stamp}
+            schema = "geometry_msgs/msg/WrenchStamped"
+            channels.append(_Channel(f"/{frame}/{suffix}", schema, _wrench_layout(frame), columns))
+    return channels
+
+
+def _cycle_columns(data: Mapping[str, np.ndarray]) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
+    """The recorded cycle fields: (name, dtype, shape of one row), in the native table's order."""
+    return [(f, data[f].dtype, data[f].shape[1:]) for f in RECORD_FIELDS if f in data]
+
+
+def _table_layout(columns: Sequence[tuple[str, np.dtype, tuple[int, ...]]]) -> CdrLayout:
+    """A table of 8-byte numbers (the cycle record): float64 / int64 arrays, no padding."""
+    layout = CdrLayout()
+    for name, dtype, shape in columns:
+        count = int(np.prod(shape, dtype=int))
+        if dtype.kind == "f":
+            layout.float64(name, count)
+        else:
+            layout.int64(name, count)
+    return layout
+
+
+def _ros_field_type(dtype: np.dtype, shape: tuple[int, ...]) -> str:
+    """A cycle column's ros2msg type, as _table_layout writes it (8-byte numbers)."""
+    base = "float64" if dtype.kind == "f" else "int64"
+    count = int(np.prod(shape, dtype=int))
+    return f"{base}[{count}]" if shape else base
+
+
+def _cycle_definition(columns: Sequence[tuple[str, np.dtype, tuple[int, ...]]]) -> str:
+    fields = []
+    for name, dtype, shape in columns:
+        doc = CYCLE_FIELD_DOCS[name]
+        if len(shape) == 2:
+            doc += f"; ({shape[0]} tips, 6) row-major"
+        fields.append((name, _ros_field_type(dtype, shape), doc))
+    return table_definition("jtac controller cycle record (jtac_loop CycleRecord), one per cycle", fields)
+
+
+def _cycle_channel(data: Mapping[str, np.ndarray], stamp: dict) -> tuple[_Channel, dict[str, str]]:
+    columns = _cycle_columns(data)
+    definition = {"jtac/msg/CycleRecord": _cycle_definition(columns)}
+    channel = _Channel("/jtac/cycle", "jtac/msg/CycleRecord", _table_layout(columns), dict(data))
+    return channel, definition
+
+
+def _gripper_row_layout(row: Mapping[str, object], fields: Sequence[str]) -> CdrLayout:
+    """One event's layout: its strings are constants of this row."""
+    layout = CdrLayout()
+    for name in fields:
+        kind = np.dtype(_GRIPPER_SERIES[name][0]).kind
+        if kind == "U":
+            layout.string(str(row[name]))
+        elif kind == "b":
+            layout.boolean(name)
+        elif kind == "f":
+            layout.float64(name)
+        else:
+            layout.int64(name)
+    return layout
+
+
+def _gripper_definition(title: str, fields: Sequence[str]) -> str:
+    typed = [
+        (f, _ROS_TYPE_OF_KIND[np.dtype(_GRIPPER_SERIES[f][0]).kind], GRIPPER_FIELD_DOCS[f]) for f in fields
+    ]
+    return table_definition(title, typed)
+
+
+def _gripper_tables(data: Mapping[str, np.ndarray]) -> dict[str, list[str]]:
+    """The recorded columns of each hand table: {"state": [...], "command": [...], "result": [...]}."""
+    tables: dict[str, list[str]] = {}
+    for name in _GRIPPER_SERIES:
+        if name in data:
+            kind = "command" if "_command_" in name else "result" if "_result_" in name else "state"
+            tables.setdefault(kind, []).append(name)
+    return tables
+
+
+@dataclass
+class _Message:
+    log_time_ns: int
+    channel_id: int
+    payload: bytes
+
+
+def _gripper_messages(writer: Writer, data: Mapping[str, np.ndarray], anchor: ClockAnchor) -> list[_Message]:
+    """The hand's events (jtac tables) and finger width (JointState), registered on `writer`."""
+    messages: list[_Message] = []
+    for kind, fields in _gripper_tables(data).items():
+        message, topic, time_column = _GRIPPER_TABLES[kind]
+        text = schema_text(message, {message: _gripper_definition(f"the hand's {kind} series", fields)})
+        channel_id = _register(writer, topic, message, text)
+        rows = len(data[fields[0]])
+        times = data[time_column] if time_column in data else np.full(rows, anchor.controller_time_s)
+        wall = anchor.wall_ns(times)
+        for k in range(rows):
+            row = {f: data[f][k] for f in fields}
+            payload = _gripper_row_layout(row, fields).encode({f: np.array([row[f]]) for f in fields}, 1)[0]
+            messages.append(_Message(int(wall[k]), channel_id, payload))
+    if {"gripper_time", "gripper_width_m"} <= set(data):
+        wall = anchor.wall_ns(data["gripper_time"])
+        layout = _joint_state_layout(["finger_width"], with_velocity=False)
+        channel_id = _register(writer, "/gripper/joint_states", "sensor_msgs/msg/JointState")
+        columns = {"position": data["gripper_width_m"], **_stamp_columns(wall)}
+        payloads = layout.encode(columns, len(wall))
+        messages += [_Message(int(t), channel_id, p) for t, p in zip(wall, payloads, strict=True)]
+    return messages
+
+
+def _register(writer: Writer, topic: str, message: str, text: str | None = None) -> int:
+    text = schema_text(message) if text is None else text
+    schema_id = writer.register_schema(name=message, encoding="ros2msg", data=text.encode())
+    return writer.register_channel(topic=topic, message_encoding="cdr", schema_id=schema_id)
+
+
+def _metadata(data: Mapping[str, np.ndarray], names: dict[str, Sequence[str]], anchor: ClockAnchor) -> dict:
+    columns = [[f, v.dtype.str, list(v.shape[1:])] for f, v in data.items()]
+    return {
+        "format": _FORMAT,
+        "columns": json.dumps(columns),
+        "joint_names": json.dumps(list(names["joint_names"])),
+        "sensor_frames": json.dumps(list(names["sensor_frames"])),
+        "wall_time_at_start_ns": str(anchor.wall_time_ns),
+        "controller_time_at_start_s": repr(float(anchor.controller_time_s)),
+        "clock": "log_time [ns] = wall_time_at_start_ns + (time - controller_time_at_start_s) * 1e9",
+    }
+
+
+def save_mcap(
+    data: Mapping[str, np.ndarray],
+    path: str | Path,
+    joint_names: Sequence[str],
+    sensor_frames: Sequence[str],
+    anchor: ClockAnchor | None = None,
+) -> Path:
+    """Writes a recording's {field: array} (Recording.data()) as MCAP; anchor: now at the first row
+    when None. Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cycle_rows = next((len(data[f]) for f in RECORD_FIELDS if f in data), 0)
+    times = np.asarray(data["time"], dtype=float) if "time" in data else np.full(cycle_rows, np.nan)
+    if anchor is None:
+        anchor = ClockAnchor(time.time_ns(), float(times[0]) if cycle_rows and "time" in data else 0.0)
+    if "time" not in data:  # no controller time: every row at the anchor
+        times = np.full(cycle_rows, anchor.controller_time_s)
+    wall = anchor.wall_ns(times)
+    stamp = _stamp_columns(wall)
+    names = {"joint_names": joint_names, "sensor_frames": sensor_frames}
+    with path.open("wb") as stream:
+        writer = Writer(stream, compression=CompressionType.ZSTD, enable_data_crcs=True)
+        writer.start(profile="ros2", library="jtac_py.mcap_io")
+        _write_cycles(writer, data, cycle_rows, wall, stamp, names)
+        for message in _gripper_messages(writer, data, anchor):  # table by table, each in its order
+            writer.add_message(message.channel_id, message.log_time_ns, message.payload, message.log_time_ns)
+        writer.add_metadata(METADATA_NAME, _metadata(data, names, anchor))
+        writer.finish()
+    return path
+
+
+def _write_cycles(
+    writer: Writer, data: Mapping[str, np.ndarray], rows: int, wall: np.ndarray, stamp: dict, names: dict
+) -> None:
+    """Every cycle's messages, row by row (interleaved by time)."""
+    cycle_data = {f: v for f, v in data.items() if f in RECORD_FIELDS}
+    if rows == 0:
+        return
+    channels = _standard_channels(cycle_data, names["joint_names"], names["sensor_frames"], stamp)
+    cycle, definition = _cycle_channel(cycle_data, stamp)
+    ids = [_register(writer, c.topic, c.schema) for c in channels]
+    ids.append(_register(writer, cycle.topic, cycle.schema, schema_text(cycle.schema, definition)))
+    payloads = [c.layout.encode(c.columns, rows) for c in [*channels, cycle]]
+    log_times = wall.tolist()
+    for k in range(rows):
+        for channel_id, encoded in zip(ids, payloads, strict=True):
+            writer.add_message(channel_id, log_times[k], encoded[k], log_times[k], sequence=k)
+
+
+def _read_metadata(reader) -> dict[str, str]:
+    for record in reader.iter_metadata():
+        if record.name == METADATA_NAME:
+            return dict(record.metadata)
+    raise ValueError(f"no {METADATA_NAME} metadata record: not a jtac recording")
+
+
+def _payloads(reader, topic: str) -> Iterator[bytes]:
+    for _schema, _channel, message in reader.iter_messages(topics=[topic], log_time_order=False):
+        yield message.data
+
+
+def load_mcap(path: str | Path) -> dict[str, np.ndarray]:
+    """The {field: array} of a recording saved as MCAP, the same as Recording.data() gave."""
+    from mcap_ros2.decoder import DecoderFactory
+
+    with Path(path).open("rb") as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        meta = _read_metadata(reader)
+        columns = [
+            (name, np.dtype(dtype), tuple(shape)) for name, dtype, shape in json.loads(meta["columns"])
+        ]
+        cycle = [c for c in columns if c[0] in RECORD_FIELDS]
+        out = _decode_cycles(list(_payloads(reader, "/jtac/cycle")), cycle)
+        out.update(_decode_gripper(reader, [c for c in columns if c[0] in _GRIPPER_SERIES]))
+    return {name: out[name] for name, _dtype, _shape in columns}
+
+
+def _decode_cycles(payloads: list[bytes], cycle: Sequence[tuple[str, np.dtype, tuple[int, ...]]]) -> dict:
+    if not payloads:
+        return {name: np.zeros((0, *shape), dtype=dtype) for name, dtype, shape in cycle}
+    decoded = _table_layout(cycle).decode(payloads)
+    rows = len(payloads)
+    return {name: decoded[name].reshape(rows, *shape).astype(dtype) for name, dtype, shape in cycle}
+
+
+def _decode_gripper(
+    reader, columns: Sequence[tuple[str, np.dtype, tuple[int, ...]]]
+) -> dict[str, np.ndarray]:
+    """The hand's tables, decoded with mcap-ros2-support (a few rows per second)."""
+    values: dict[str, list] = {name: [] for name, _dtype, _shape in columns}
+    topics = [topic for _message, topic, _time in _GRIPPER_TABLES.values()]
+    for _schema, _channel, _message, decoded in reader.iter_decoded_messages(
+        topics=topics, log_time_order=False
+    ):
+        for name in values:
+            if hasattr(decoded, name):
+                values[name].append(getattr(decoded, name))
+    return {name: np.array(values[name], dtype=dtype) for name, dtype, _shape in columns}
