@@ -24,6 +24,7 @@ Joint names of the group: ``"<arm>_<joint>"`` (``left_fr3_joint1`` ...), arms in
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -346,12 +347,17 @@ class GroupRecording:
     """One recording per arm, started together (ArmGroup.record()): data() gives {arm: {field:
     array}}, each with ``group_time`` [s], its rows' time on the group clock (real time: the host
     time their states arrived; lockstep: the simulated time). save() writes one .npz with keys
-    ``"<arm>/<field>"``. A context manager; with a path, stop() saves there."""
+    ``"<arm>/<field>"``, or one .mcap with each arm's channels and events under its name
+    (``/left/joint_states`` ...) on one clock: group time mapped to the wall time of the recording's
+    start (jtac_py.mcap_io.load_group_mcap reads it back). A context manager; with a path, stop()
+    saves there."""
 
     def __init__(self, group: ArmGroup, recordings: dict[str, Recording], path: str | Path | None) -> None:
         self._group = group
         self.recordings = recordings
         self.path = None if path is None else Path(path)
+        #: the wall time when the recording started [ns since the Unix epoch]
+        self.started_wall_time_ns = time.time_ns()
 
     def data(self) -> dict[str, dict[str, np.ndarray]]:
         out = {}
@@ -362,10 +368,36 @@ class GroupRecording:
         return out
 
     def save(self, path: str | Path) -> Path:
+        """Writes every arm's rows: .mcap (ROS 2 schemas, one clock) or .npz ("<arm>/<field>")."""
         path = Path(path)
+        if path.suffix == ".mcap":
+            return self._save_mcap(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         flat = {f"{arm}/{name}": v for arm, rows in self.data().items() for name, v in rows.items()}
         np.savez(path, **flat)
+        return path
+
+    def _save_mcap(self, path: Path) -> Path:
+        """Each arm under /<arm>; the file's clock: the earliest first row's group time at the wall
+        time of the recording's start."""
+        from jtac_py.mcap_io import ClockAnchor, McapStream
+
+        data = self.data()
+        firsts_s = [float(rows["group_time"][0]) for rows in data.values() if len(rows["group_time"])]
+        stream = McapStream(path, (), (), ClockAnchor(self.started_wall_time_ns, min(firsts_s, default=0.0)))
+        for arm, rows in data.items():
+            c = self._group.controllers[arm]
+            names = {"joint_names": c.joint_names, "sensor_frames": c.sensor_frames}
+            cycles = {f: v for f, v in rows.items() if f in RECORD_FIELDS}
+            stream.write_cycles(cycles, f"/{arm}", names, rows["group_time"])
+            events = [
+                dataclasses.replace(e, time_s=self._group.group_time(arm, e.time_s))
+                for e in self.recordings[arm].events
+            ]
+            stream.write_events(events, f"/{arm}")
+            stream.write_metadata(list(cycles), prefix=f"/{arm}", names=names)
+        stream.write_group(list(data), "time" if self._group.lockstep else "host_time")
+        stream.close()
         return path
 
     def stop(self) -> None:
@@ -809,7 +841,7 @@ class ArmGroup:
     # ---------------------------------------------------------------------------- recording
     def record(self, fields: Sequence[str] | None = None, path: str | Path | None = None) -> GroupRecording:
         """Records every arm's cycles (Controller.record(); "time" and "host_time" always among the
-        fields) on the group clock; path: an .npz written by stop()."""
+        fields) on the group clock; path: written by stop(), .npz or .mcap (GroupRecording.save)."""
         chosen = list(RECORD_FIELDS if fields is None else fields)
         for needed in ("time", "host_time"):
             if needed not in chosen:

@@ -22,7 +22,7 @@ from typing import Any
 
 from jtac_py import _native, reflexes
 from jtac_py.law_slot import LawSlot
-from jtac_py.recording import _TIP_FIELDS, Recording
+from jtac_py.recording import _TIP_FIELDS, LOG_LEVELS, LogEvent, Recording
 from jtac_py.reflexes import Explanation
 from jtac_py.results import GoalHandle, GoalResult, TareResult
 
@@ -33,6 +33,16 @@ EventType = _native.EventType
 _PUMP_PERIOD_S = 0.010  # the native ring holds seconds of rows; 10 ms keeps latency of results low
 _MAX_EVENTS = 10000  # events kept in Controller.events; the older half goes when it is full
 _GOAL_ENDS = (EventType.GOAL_SUCCEEDED, EventType.GOAL_ABORTED, EventType.GOAL_CANCELED)
+#: A recorded event's rcl_interfaces/msg/Log level.
+_LOG_LEVEL_OF_EVENT = {
+    EventType.GOAL_STARTED: "INFO",
+    EventType.GOAL_SUCCEEDED: "INFO",
+    EventType.GOAL_CANCELED: "WARN",
+    EventType.STOP_STARTED: "WARN",
+    EventType.GOAL_ABORTED: "ERROR",
+    EventType.TARE_SUCCEEDED: "INFO",
+    EventType.TARE_FAILED: "ERROR",
+}
 
 
 class EventPump:
@@ -152,6 +162,9 @@ class EventPump:
             for event in self._core.poll_events():
                 self._on_event(event)
             self._slot.poll()
+            streamed = [r for r in self.recordings if r.streamed]
+        for recording in streamed:  # a full chunk to disk, the lock released
+            recording.write_pending()
 
     def cancel_goals(self) -> None:
         """Asks the core to stop every goal not finished yet (each stops in minimum time)."""
@@ -206,6 +219,10 @@ class EventPump:
     # ---------------------------------------------------------------------------- events
     def _on_event(self, event: Any) -> None:
         self.events.append(event)
+        if self.recordings:
+            logged = self._log_event(event)
+            for recording in self.recordings:
+                recording._on_event(logged)
         if len(self.events) > _MAX_EVENTS:
             del self.events[: _MAX_EVENTS // 2]
         if event.type in (EventType.TARE_SUCCEEDED, EventType.TARE_FAILED):
@@ -215,6 +232,16 @@ class EventPump:
             self._slot.stopped(event.message)
         elif event.goal_id in self.goals:
             self._goal_event(self.goals[event.goal_id], event)
+
+    def _log_event(self, event: Any) -> LogEvent:
+        """The event as a recording keeps it: "<TYPE> goal <id>: <the result's text>" (no goal: a
+        stream's stop or a tare, "<TYPE>: <text>")."""
+        handle = self.goals.get(event.goal_id)
+        ends_goal = event.type in _GOAL_ENDS and handle is not None
+        text = self._result_message(handle, event) if ends_goal else event.message
+        subject = f"{event.type.name} goal {event.goal_id}" if event.goal_id else event.type.name
+        level = _LOG_LEVEL_OF_EVENT[event.type]
+        return LogEvent(float(event.time_s), LOG_LEVELS[level], "jtac", f"{subject}: {text}")
 
     def _tare_done(self, event: Any) -> None:
         future = self.tares.pop(event.joint, None)  # the event's joint field carries the tip

@@ -14,7 +14,14 @@ import numpy as np
 from jtac_py.assembly import NativeParts
 from jtac_py.event_pump import EventPump
 from jtac_py.lockstep import Stepper
-from jtac_py.recording import _TIP_FIELDS, GRIPPER_RECORD_FIELDS, RECORD_FIELDS, ControllerState, Recording
+from jtac_py.recording import (
+    _TIP_FIELDS,
+    DEFAULT_CHUNK_ROWS,
+    GRIPPER_RECORD_FIELDS,
+    RECORD_FIELDS,
+    ControllerState,
+    Recording,
+)
 
 __all__ = ["LoopView"]
 
@@ -107,13 +114,20 @@ class LoopView:
         and the limiter. Lockstep (or stopped) only: in real time the hardware thread owns it."""
         return self._interface.last_command()
 
-    def record(self, fields: Iterable[str] | None = None, path: str | Path | None = None) -> Recording:
+    def record(
+        self,
+        fields: Iterable[str] | None = None,
+        path: str | Path | None = None,
+        *,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    ) -> Recording:
         """Starts recording every controller cycle; use as a context manager or call stop().
 
         fields: a subset of RECORD_FIELDS (one row per cycle) and GRIPPER_RECORD_FIELDS (the hand's
         series, one row per gripper event, each with its own time column on the controller's clock;
         empty without a hand); default all of RECORD_FIELDS, and the hand's series when the arm has
-        a hand. path: written by stop(), .npz or .mcap (ROS 2 schemas; Recording.save).
+        a hand. path: written by stop(), .npz or .mcap (ROS 2 schemas and the controller's events;
+        Recording.save); a .mcap is written while the recording runs, every chunk_rows rows.
         """
         gripper = getattr(self, "gripper", None)  # a Controller's hand; a bare view has none
         if fields is None:
@@ -127,4 +141,6 @@ class LoopView:
         snap = self._loop.snapshot()
         names = {"joint_names": self.joint_names, "sensor_frames": self.sensor_frames}
         controller_time_s = None if snap is None else float(snap["time"])
-        return self._events.add_recording(chosen, path, gripper, controller_time_s=controller_time_s, **names)
+        return self._events.add_recording(
+            chosen, path, gripper, controller_time_s=controller_time_s, chunk_rows=chunk_rows, **names
+        )

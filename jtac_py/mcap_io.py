@@ -12,6 +12,9 @@ Channels (docs/python_api.md, "Recordings as MCAP"):
   tip's sensor frame);
 - ``/jtac/cycle`` jtac/msg/CycleRecord: every recorded field of the cycle record, bit for bit, with
   its unit in the schema's comments;
+- ``/jtac/events`` rcl_interfaces/msg/Log: the controller's events (goal started, succeeded, aborted,
+  canceled, a stop started, a tare's outcome), name "jtac", msg "<EVENT_TYPE> goal <id>: <text>" with
+  the text the goal's result carries (no goal: "<EVENT_TYPE>: <text>");
 - the hand's series, when recorded: ``/jtac/gripper/state``, ``/jtac/gripper/command``,
   ``/jtac/gripper/result`` (jtac/msg/GripperState, GripperCommand, GripperResult: the recorded columns
   of each table) and ``/gripper/joint_states`` (a JointState "finger_width" [m], for viewers).
@@ -19,6 +22,7 @@ Channels (docs/python_api.md, "Recordings as MCAP"):
 One clock: every message's log_time, publish_time and header.stamp is the row's controller time mapped
 to wall time, ``wall_time_at_start_ns + (time − controller_time_at_start_s)·1e9``; both numbers are in
 the ``jtac_recording`` metadata record, with the joint names, sensor frames and recorded columns.
+``McapStream`` writes the same file in chunks while a recording runs (``record(path="run.mcap")``).
 """
 
 from __future__ import annotations
@@ -34,14 +38,30 @@ from mcap.reader import make_reader
 from mcap.writer import CompressionType, Writer
 
 from jtac_py.cdr_layout import CdrLayout
-from jtac_py.recording import _GRIPPER_SERIES, CYCLE_FIELD_DOCS, GRIPPER_FIELD_DOCS, RECORD_FIELDS
+from jtac_py.recording import (
+    _GRIPPER_SERIES,
+    CYCLE_FIELD_DOCS,
+    GRIPPER_FIELD_DOCS,
+    RECORD_FIELDS,
+    LogEvent,
+)
 from jtac_py.ros2_schemas import schema_text, table_definition
 
-__all__ = ["METADATA_NAME", "ClockAnchor", "load_mcap", "save_mcap"]
+__all__ = [
+    "GROUP_METADATA_NAME",
+    "METADATA_NAME",
+    "ClockAnchor",
+    "McapStream",
+    "load_group_mcap",
+    "load_mcap",
+    "save_mcap",
+]
 
 #: The metadata record that describes the recording.
 METADATA_NAME = "jtac_recording"
 _FORMAT = "jtac recording mcap 1"
+#: The metadata record of an ArmGroup's recording.
+GROUP_METADATA_NAME = "jtac_group"
 _WRENCH_TOPICS = {"raw": "wrench_raw", "filtered": "wrench_filtered", "control": "wrench_compensated"}
 #: The hand's tables: message name, topic, the table's time column.
 _GRIPPER_TABLES = {
@@ -299,8 +319,8 @@ def _register(writer: Writer, topic: str, message: str, text: str | None = None)
     return writer.register_channel(topic=topic, message_encoding="cdr", schema_id=schema_id)
 
 
-def _metadata(data: Mapping[str, np.ndarray], names: dict[str, Sequence[str]], anchor: ClockAnchor) -> dict:
-    columns = [[f, v.dtype.str, list(v.shape[1:])] for f, v in data.items()]
+def _metadata(columns: list, names: dict[str, Sequence[str]], anchor: ClockAnchor) -> dict:
+    """The jtac_recording record; columns: [name, dtype, shape of one row] in data()'s order."""
     return {
         "format": _FORMAT,
         "columns": json.dumps(columns),
@@ -318,54 +338,153 @@ def save_mcap(
     joint_names: Sequence[str],
     sensor_frames: Sequence[str],
     anchor: ClockAnchor | None = None,
+    events: Sequence[LogEvent] = (),
 ) -> Path:
-    """Writes a recording's {field: array} (Recording.data()) as MCAP; anchor: now at the first row
-    when None. Returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cycle_rows = next((len(data[f]) for f in RECORD_FIELDS if f in data), 0)
-    times = np.asarray(data["time"], dtype=float) if "time" in data else np.full(cycle_rows, np.nan)
-    if anchor is None:
-        anchor = ClockAnchor(time.time_ns(), float(times[0]) if cycle_rows and "time" in data else 0.0)
-    if "time" not in data:  # no controller time: every row at the anchor
-        times = np.full(cycle_rows, anchor.controller_time_s)
-    wall = anchor.wall_ns(times)
-    stamp = _stamp_columns(wall)
-    names = {"joint_names": joint_names, "sensor_frames": sensor_frames}
-    with path.open("wb") as stream:
-        writer = Writer(stream, compression=CompressionType.ZSTD, enable_data_crcs=True)
-        writer.start(profile="ros2", library="jtac_py.mcap_io")
-        _write_cycles(writer, data, cycle_rows, wall, stamp, names)
-        for message in _gripper_messages(writer, data, anchor):  # table by table, each in its order
-            writer.add_message(message.channel_id, message.log_time_ns, message.payload, message.log_time_ns)
-        writer.add_metadata(METADATA_NAME, _metadata(data, names, anchor))
-        writer.finish()
-    return path
-
-
-def _write_cycles(
-    writer: Writer, data: Mapping[str, np.ndarray], rows: int, wall: np.ndarray, stamp: dict, names: dict
-) -> None:
-    """Every cycle's messages, row by row (interleaved by time)."""
+    """Writes a recording's {field: array} (Recording.data()) and its events (``/jtac/events``) as
+    MCAP; anchor: now at the first row when None. Returns the path."""
     cycle_data = {f: v for f, v in data.items() if f in RECORD_FIELDS}
-    if rows == 0:
-        return
-    channels = _standard_channels(cycle_data, names["joint_names"], names["sensor_frames"], stamp)
-    cycle, definition = _cycle_channel(cycle_data, stamp)
-    ids = [_register(writer, c.topic, c.schema) for c in channels]
-    ids.append(_register(writer, cycle.topic, cycle.schema, schema_text(cycle.schema, definition)))
-    payloads = [c.layout.encode(c.columns, rows) for c in [*channels, cycle]]
-    log_times = wall.tolist()
-    for k in range(rows):
-        for channel_id, encoded in zip(ids, payloads, strict=True):
-            writer.add_message(channel_id, log_times[k], encoded[k], log_times[k], sequence=k)
+    if anchor is None:
+        has_time = "time" in data and len(data["time"])
+        anchor = ClockAnchor(time.time_ns(), float(data["time"][0]) if has_time else 0.0)
+    stream = McapStream(path, joint_names, sensor_frames, anchor)
+    stream.write_cycles(cycle_data)
+    stream.write_events(events)
+    stream.finish({f: v for f, v in data.items() if f not in RECORD_FIELDS}, list(data))
+    return stream.path
 
 
-def _read_metadata(reader) -> dict[str, str]:
+def _log_layout(event: LogEvent) -> CdrLayout:
+    """rcl_interfaces/msg/Log with this event's strings (file and function empty, line 0)."""
+    layout = CdrLayout().int32("sec").uint32("nanosec").boolean("level")
+    return layout.string(event.name).string(event.text).string("").string("").uint32("line")
+
+
+class McapStream:
+    """A recording's MCAP file written as it grows: cycles and events in chunks of rows (each chunk
+    encoded at once), the hand's series and the metadata at finish(). Not for a real-time thread: a
+    chunk of n rows takes about n · 40 µs to encode and write."""
+
+    def __init__(
+        self, path: str | Path, joint_names: Sequence[str], sensor_frames: Sequence[str], anchor: ClockAnchor
+    ) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.anchor = anchor
+        self._names = {"joint_names": joint_names, "sensor_frames": sensor_frames}
+        self._file = self.path.open("wb")
+        self._writer = Writer(self._file, compression=CompressionType.ZSTD, enable_data_crcs=True)
+        self._writer.start(profile="ros2", library="jtac_py.mcap_io")
+        self._channel_ids: dict[str, int] = {}
+        self._specs: dict[
+            tuple[str, str], tuple[str, list[int]]
+        ] = {}  # (prefix, field) -> (dtype, row shape)
+        self._sequences: dict[str, int] = {}  # prefix -> the next row's sequence number
+        self.rows_written = 0
+        #: write_cycles calls that wrote rows
+        self.chunks_written = 0
+        self.events_written = 0
+
+    def _channel_id(self, channel: _Channel, definition: dict[str, str] | None = None) -> int:
+        if channel.topic not in self._channel_ids:
+            text = schema_text(channel.schema, definition)
+            self._channel_ids[channel.topic] = _register(self._writer, channel.topic, channel.schema, text)
+        return self._channel_ids[channel.topic]
+
+    def write_cycles(
+        self,
+        data: Mapping[str, np.ndarray],
+        prefix: str = "",
+        names: Mapping[str, Sequence[str]] | None = None,
+        times_s: np.ndarray | None = None,
+    ) -> None:
+        """One chunk of cycle rows (fields of RECORD_FIELDS, the same in every chunk), row by row
+        (interleaved by time). An arm of a group: its topics under `prefix` ("/left/joint_states"),
+        its joint names and sensor frames `names`, its rows' times on the file's clock `times_s` [s]
+        (default: the time column)."""
+        rows = next((len(v) for v in data.values()), 0)
+        if rows == 0:
+            return
+        names = self._names if names is None else names
+        for name, values in data.items():
+            self._specs.setdefault((prefix, name), (values.dtype.str, list(values.shape[1:])))
+        if times_s is None:
+            times_s = data["time"] if "time" in data else np.full(rows, self.anchor.controller_time_s)
+        wall = self.anchor.wall_ns(times_s)
+        stamp = _stamp_columns(wall)
+        channels = _standard_channels(data, names["joint_names"], names["sensor_frames"], stamp)
+        cycle, definition = _cycle_channel(data, stamp)
+        for channel in [*channels, cycle]:
+            channel.topic = prefix + channel.topic
+        ids = [self._channel_id(c) for c in channels] + [self._channel_id(cycle, definition)]
+        payloads = [c.layout.encode(c.columns, rows) for c in [*channels, cycle]]
+        log_times = wall.tolist()
+        first = self._sequences.get(prefix, 0)
+        for k in range(rows):
+            for channel_id, encoded in zip(ids, payloads, strict=True):
+                self._writer.add_message(
+                    channel_id, log_times[k], encoded[k], log_times[k], sequence=first + k
+                )
+        self._sequences[prefix] = first + rows
+        self.rows_written += rows
+        self.chunks_written += 1
+
+    def write_events(self, events: Sequence[LogEvent], prefix: str = "") -> None:
+        """Controller events as rcl_interfaces/msg/Log on /jtac/events (an arm of a group: under
+        `prefix`, its events' times already on the file's clock)."""
+        if not events:
+            return
+        channel = _Channel(f"{prefix}/jtac/events", "rcl_interfaces/msg/Log", CdrLayout(), {})
+        channel_id = self._channel_id(channel)
+        wall = self.anchor.wall_ns(np.array([e.time_s for e in events]))
+        for event, wall_ns in zip(events, wall.tolist(), strict=True):
+            columns = {**_stamp_columns(np.array([wall_ns])), "level": np.array([event.level])}
+            payload = _log_layout(event).encode(columns, 1)[0]
+            self._writer.add_message(channel_id, wall_ns, payload, wall_ns, sequence=self.events_written)
+            self.events_written += 1
+
+    def finish(self, other: Mapping[str, np.ndarray], order: Sequence[str]) -> None:
+        """The hand's series (`other`), the metadata (columns in `order`; a cycle field never written
+        is an empty float64 column, as Recording.data() gives it) and the summary; closes the file."""
+        for message in _gripper_messages(self._writer, other, self.anchor):  # table by table, in order
+            self._writer.add_message(
+                message.channel_id, message.log_time_ns, message.payload, message.log_time_ns
+            )
+        self.write_metadata(order, other)
+        self.close()
+
+    def write_metadata(
+        self,
+        order: Sequence[str],
+        other: Mapping[str, np.ndarray] | None = None,
+        prefix: str = "",
+        names: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        """The jtac_recording metadata of the rows under `prefix` (an arm of a group:
+        "jtac_recording/left"); columns in `order`, `other`'s from their arrays."""
+        other = {} if other is None else other
+        specs = {f: spec for (p, f), spec in self._specs.items() if p == prefix}
+        specs.update({f: (v.dtype.str, list(v.shape[1:])) for f, v in other.items()})
+        columns = [[f, *specs.get(f, ("<f8", []))] for f in order]
+        names = self._names if names is None else names
+        self._writer.add_metadata(METADATA_NAME + prefix, _metadata(columns, names, self.anchor))
+
+    def write_group(self, arms: Sequence[str], time_column: str) -> None:
+        """The jtac_group metadata of a group's file: its arms (each under /<arm>, with its own
+        jtac_recording/<arm>) and the column the group clock's times came from."""
+        fields = {"format": _FORMAT, "arms": json.dumps(list(arms)), "group_time_column": time_column}
+        self._writer.add_metadata(GROUP_METADATA_NAME, fields)
+
+    def close(self) -> None:
+        """The summary; closes the file."""
+        self._writer.finish()
+        self._file.close()
+
+
+def _read_metadata(reader, name: str = METADATA_NAME) -> dict[str, str]:
     for record in reader.iter_metadata():
-        if record.name == METADATA_NAME:
+        if record.name == name:
             return dict(record.metadata)
-    raise ValueError(f"no {METADATA_NAME} metadata record: not a jtac recording")
+    raise ValueError(f"no {name} metadata record: not a jtac recording")
 
 
 def _payloads(reader, topic: str) -> Iterator[bytes]:
@@ -373,20 +492,34 @@ def _payloads(reader, topic: str) -> Iterator[bytes]:
         yield message.data
 
 
-def load_mcap(path: str | Path) -> dict[str, np.ndarray]:
-    """The {field: array} of a recording saved as MCAP, the same as Recording.data() gave."""
+def load_mcap(path: str | Path, prefix: str = "") -> dict[str, np.ndarray]:
+    """The {field: array} of a recording saved as MCAP, the same as Recording.data() gave; prefix: one
+    arm's of a group's file ("/left")."""
     from mcap_ros2.decoder import DecoderFactory
 
     with Path(path).open("rb") as stream:
         reader = make_reader(stream, decoder_factories=[DecoderFactory()])
-        meta = _read_metadata(reader)
+        meta = _read_metadata(reader, METADATA_NAME + prefix)
         columns = [
             (name, np.dtype(dtype), tuple(shape)) for name, dtype, shape in json.loads(meta["columns"])
         ]
-        cycle = [c for c in columns if c[0] in RECORD_FIELDS]
-        out = _decode_cycles(list(_payloads(reader, "/jtac/cycle")), cycle)
+        cycle = sorted((c for c in columns if c[0] in RECORD_FIELDS), key=lambda c: RECORD_FIELDS.index(c[0]))
+        out = _decode_cycles(list(_payloads(reader, f"{prefix}/jtac/cycle")), cycle)
         out.update(_decode_gripper(reader, [c for c in columns if c[0] in _GRIPPER_SERIES]))
     return {name: out[name] for name, _dtype, _shape in columns}
+
+
+def load_group_mcap(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
+    """{arm: {field: array}} of an ArmGroup's recording saved as MCAP, each with its group_time [s],
+    as GroupRecording.data() gave."""
+    with Path(path).open("rb") as stream:
+        group = _read_metadata(make_reader(stream), GROUP_METADATA_NAME)
+    out = {}
+    for arm in json.loads(group["arms"]):
+        rows = load_mcap(path, f"/{arm}")
+        rows["group_time"] = rows[group["group_time_column"]].copy()
+        out[arm] = rows
+    return out
 
 
 def _decode_cycles(payloads: list[bytes], cycle: Sequence[tuple[str, np.dtype, tuple[int, ...]]]) -> dict:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field, make_dataclass
+from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +34,10 @@ __all__ = [
     "CYCLE_FIELD_DOCS",
     "GRIPPER_FIELD_DOCS",
     "GRIPPER_RECORD_FIELDS",
+    "LOG_LEVELS",
     "RECORD_FIELDS",
     "ControllerState",
+    "LogEvent",
     "Recording",
     "load",
 ]
@@ -81,6 +83,24 @@ GRIPPER_RECORD_FIELDS: tuple[str, ...] = tuple(_GRIPPER_SERIES)
 
 #: What each gripper series is, with its unit.
 GRIPPER_FIELD_DOCS: dict[str, str] = {name: doc for name, (_dtype, doc) in _GRIPPER_SERIES.items()}
+
+
+#: rcl_interfaces/msg/Log's levels, which a recording's events carry.
+LOG_LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
+
+#: Rows a recording streamed to .mcap holds before writing them (5 s at 1 kHz, about 2.5 MB).
+DEFAULT_CHUNK_ROWS = 5000
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    """One controller event as a recording keeps it (an rcl_interfaces/msg/Log in a .mcap): when [s,
+    the controller's clock], its level (LOG_LEVELS), the logger's name and the text."""
+
+    time_s: float
+    level: int
+    name: str
+    text: str
 
 
 def _no_tips() -> np.ndarray:
@@ -183,11 +203,15 @@ class Recording:
 
     data() gives {field: array}, one row per cycle; dropped counts rows the native ring could not
     keep (Python did not drain for longer than it holds); with a path, stop() saves there (.npz, or
-    .mcap with ROS 2 schemas: jtac_py.mcap_io). The hand's series (GRIPPER_RECORD_FIELDS), when
-    chosen, come from the gripper's events: one row per event, with their own time columns on the
-    controller's clock. joint_names and sensor_frames name the joints and tips (the .mcap's
-    messages); started_wall_time_ns and started_controller_time_s are one instant on both clocks
-    (the .mcap's timestamps).
+    .mcap with ROS 2 schemas: jtac_py.mcap_io). A .mcap path is written while the recording runs:
+    every `chunk_rows` rows go to disk from the pump (its thread, or step() in lockstep), so memory
+    holds at most one chunk (peak_rows_in_memory); data() reads the file back after stop(). The
+    controller's events during the recording are kept as LogEvents (events: those not written yet),
+    the .mcap's /jtac/events. The hand's series (GRIPPER_RECORD_FIELDS), when chosen, come from the
+    gripper's events: one row per event, with their own time columns on the controller's clock.
+    joint_names and sensor_frames name the joints and tips (the .mcap's messages);
+    started_wall_time_ns and started_controller_time_s are one instant on both clocks (the .mcap's
+    timestamps).
     """
 
     def __init__(
@@ -200,6 +224,7 @@ class Recording:
         joint_names: Sequence[str] = (),
         sensor_frames: Sequence[str] = (),
         controller_time_s: float | None = None,
+        chunk_rows: int = DEFAULT_CHUNK_ROWS,
     ) -> None:
         self._pump = pump
         self.joint_names = tuple(joint_names)
@@ -211,6 +236,17 @@ class Recording:
         self._cycle_fields = tuple(f for f in self.fields if f not in _GRIPPER_SERIES)
         self.path = Path(path) if path is not None else None
         self._chunks: list[dict[str, np.ndarray]] = []
+        #: a streamed recording's full chunk of rows and its events, waiting for write_pending()
+        self._pending: tuple[list[dict[str, np.ndarray]], list[LogEvent]] | None = None
+        self._write_lock = threading.Lock()  # one writer of the .mcap at a time (pump thread, stop())
+        #: the controller's events not written to disk yet (all of them unless streamed to .mcap)
+        self.events: list[LogEvent] = []
+        self.chunk_rows = int(chunk_rows)
+        self.streamed = self.path is not None and self.path.suffix == ".mcap"
+        self._stream: Any = None  # the McapStream, opened with the first chunk
+        self._rows_written = 0
+        #: the most cycle rows held in memory at once (streamed: at most chunk_rows)
+        self.peak_rows_in_memory = 0
         self._dropped_at_start = pump.dropped_records
         self.dropped = 0
         self.active = True
@@ -221,25 +257,81 @@ class Recording:
             self._gripper_series = _GripperSeries(chosen)
             gripper.add_listener(self._gripper_series.on_event)
 
+    def _count_rows(self, chunks: Sequence[Mapping[str, np.ndarray]]) -> int:
+        if not self._cycle_fields:
+            return 0
+        return sum(len(c[self._cycle_fields[0]]) for c in chunks)
+
+    def _rows_in_memory(self) -> int:
+        pending = self._pending
+        return self._count_rows(self._chunks) + (0 if pending is None else self._count_rows(pending[0]))
+
     def _append(self, chunk: Mapping[str, np.ndarray]) -> None:
+        """The pump's drained rows (under the pump's lock); a streamed recording's full chunk waits,
+        with its events, for write_pending() (the pump, after its lock)."""
         self._chunks.append({f: chunk[f] for f in self._cycle_fields})
+        self.peak_rows_in_memory = max(self.peak_rows_in_memory, self._rows_in_memory())
+        if self.streamed and self._pending is None and self._count_rows(self._chunks) >= self.chunk_rows:
+            self._pending = (self._chunks, self.events)
+            self._chunks, self.events = [], []
+
+    def write_pending(self) -> None:
+        """Writes a streamed recording's full chunk to its .mcap (the pump, outside its lock: goals and
+        the loop's drain never wait for the disk)."""
+        with self._write_lock:
+            pending, self._pending = self._pending, None
+            if pending is not None:
+                self._write(*pending)
+
+    def _on_event(self, event: LogEvent) -> None:
+        """A controller event during the recording (the pump, under its lock)."""
+        self.events.append(event)
 
     @property
     def rows(self) -> int:
         """Controller cycles recorded (the hand's series have rows of their own)."""
-        if not self._cycle_fields:
-            return 0
-        return sum(len(c[self._cycle_fields[0]]) for c in self._chunks)
+        return self._rows_written + self._rows_in_memory()
 
-    def data(self) -> dict[str, np.ndarray]:
-        """Every row so far, one array per field (copies)."""
-        if self.active:
-            self._pump.pump()
+    def _cycles_in_memory(self) -> dict[str, np.ndarray]:
+        return self._concatenate(list(self._chunks))  # one set of rows while the pump thread appends
+
+    def _concatenate(self, chunks: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
         out = {}
-        chunks = list(self._chunks)  # one set of rows for every field while the pump thread appends
         for f in self._cycle_fields:
             parts = [c[f] for c in chunks]
             out[f] = np.concatenate(parts) if parts else np.zeros((0,))
+        return out
+
+    def _anchor(self, first_time_s: float | None) -> Any:
+        from jtac_py.mcap_io import ClockAnchor
+
+        controller_time_s = self.started_controller_time_s
+        if controller_time_s is None:
+            controller_time_s = 0.0 if first_time_s is None else first_time_s
+        return ClockAnchor(self.started_wall_time_ns, controller_time_s)
+
+    def _write(self, chunks: list[dict[str, np.ndarray]], events: list[LogEvent]) -> None:
+        """Rows and events to the .mcap (opened with the first chunk); under the write lock."""
+        cycles = self._concatenate(chunks)
+        if self._stream is None:
+            from jtac_py.mcap_io import McapStream
+
+            times = cycles.get("time", ())
+            anchor = self._anchor(float(times[0]) if len(times) else None)
+            self._stream = McapStream(self.path, self.joint_names, self.sensor_frames, anchor)
+        self._stream.write_cycles(cycles)
+        self._stream.write_events(events)
+        self._rows_written += self._count_rows(chunks)
+
+    def data(self) -> dict[str, np.ndarray]:
+        """Every row so far, one array per field (copies); streamed to .mcap: only after stop()."""
+        if self.streamed:
+            if self.active:
+                raise RuntimeError(f"the recording streams to {self.path}: its rows are there after stop()")
+            return load(self.path)
+        if self.active:
+            self._pump.pump()
+        out = self._cycles_in_memory()
         hand = self._gripper_series.data() if self._gripper_series is not None else {}
         for f in self.fields:
             if f in _GRIPPER_SERIES:
@@ -247,28 +339,42 @@ class Recording:
         return {f: out[f] for f in self.fields}
 
     def save(self, path: str | Path) -> Path:
-        """Writes the rows so far: .mcap (ROS 2 schemas, jtac_py.mcap_io) or .npz (np.load gives the
-        same dict as data()); load(path) reads either back."""
+        """Writes the rows so far: .mcap (ROS 2 schemas and the events, jtac_py.mcap_io) or .npz
+        (np.load gives the same dict as data()); load(path) reads either back."""
         path = Path(path)
         data = self.data()
         if path.suffix == ".mcap":
-            from jtac_py.mcap_io import ClockAnchor, save_mcap
+            from jtac_py.mcap_io import save_mcap
 
-            controller_time_s = self.started_controller_time_s
-            if controller_time_s is None:
-                controller_time_s = float(data["time"][0]) if len(data.get("time", ())) else 0.0
-            anchor = ClockAnchor(self.started_wall_time_ns, controller_time_s)
-            return save_mcap(data, path, self.joint_names, self.sensor_frames, anchor)
+            times = data.get("time", ())
+            anchor = self._anchor(float(times[0]) if len(times) else None)
+            return save_mcap(data, path, self.joint_names, self.sensor_frames, anchor, self.events)
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, **data)
         return path
+
+    def _finish_stream(self) -> None:
+        """The last rows, the hand's series and the metadata: the streamed .mcap complete."""
+        self.write_pending()
+        with self._write_lock:
+            self._write(self._chunks, self.events)
+            self._chunks, self.events = [], []
+        hand = self._gripper_series.data() if self._gripper_series is not None else {}
+        other = {
+            f: hand.get(f, np.zeros(0, dtype=_GRIPPER_SERIES[f][0]))
+            for f in self.fields
+            if f in _GRIPPER_SERIES
+        }
+        self._stream.finish(other, self.fields)
 
     def stop(self) -> None:
         if self.active:
             self._pump.end_recording(self)
             if self._gripper_series is not None:
                 self._gripper.remove_listener(self._gripper_series.on_event)
-            if self.path is not None:
+            if self.streamed:
+                self._finish_stream()
+            elif self.path is not None:
                 self.save(self.path)
 
     def __enter__(self) -> Recording:

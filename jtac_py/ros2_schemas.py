@@ -1,11 +1,11 @@
 """The ROS 2 message definitions a recording's MCAP file carries, as ros2msg text (no ROS installed).
 
 The standard messages are the ROS 2 Jazzy field lists (sensor_msgs, geometry_msgs, trajectory_msgs,
-control_msgs as jtac's ROS node publishes them, interfaces/control_msgs); jtac's own tables (the
-controller cycle, the hand's series) get a schema generated from their columns, each field with its
-unit in a comment. A schema's text is its definition followed by every message it uses, each after a
-line of '=' and ``MSG: package/Name`` (the MCAP ros2msg profile, as rosbag2 writes it); fields name
-their message types as ``package/Name``, as .msg files do.
+control_msgs as jtac's ROS node publishes them, interfaces/control_msgs; rcl_interfaces/Log for the
+events); jtac's own tables (the controller cycle, the hand's series) get a schema generated from their
+columns, each field with its unit in a comment. A schema's text is its definition followed by every
+message it uses, each after a line of '=' and ``MSG: package/Name`` (the MCAP ros2msg profile, as
+rosbag2 writes it); fields name their message types as ``package/Name``, as .msg files do.
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ MESSAGE_DEFINITIONS: dict[str, str] = {
         "geometry_msgs/Transform[] transforms\ngeometry_msgs/Twist[] velocities\n"
         "geometry_msgs/Twist[] accelerations\nbuiltin_interfaces/Duration time_from_start\n"
     ),
+    "rcl_interfaces/msg/Log": (
+        "byte DEBUG=10\nbyte INFO=20\nbyte WARN=30\nbyte ERROR=40\nbyte FATAL=50\n"
+        "builtin_interfaces/Time stamp\nuint8 level\nstring name\nstring msg\nstring file\n"
+        "string function\nuint32 line\n"
+    ),
     "control_msgs/msg/JointTrajectoryControllerState": (
         "std_msgs/Header header\n"
         "string[] joint_names\n"
@@ -54,7 +59,7 @@ MESSAGE_DEFINITIONS: dict[str, str] = {
     ),
 }
 
-_PRIMITIVES = {"bool", "int32", "uint32", "int64", "float64", "string"}
+_PRIMITIVES = {"bool", "byte", "uint8", "int32", "uint32", "int64", "float64", "string"}
 
 
 def _used_types(definition: str) -> list[str]:
