@@ -241,7 +241,7 @@ class EventPump:
         text = self._result_message(handle, event) if ends_goal else event.message
         subject = f"{event.type.name} goal {event.goal_id}" if event.goal_id else event.type.name
         level = _LOG_LEVEL_OF_EVENT[event.type]
-        return LogEvent(float(event.time_s), LOG_LEVELS[level], "jtac", f"{subject}: {text}")
+        return LogEvent(float(event.time_s), LOG_LEVELS[level], "jtac", f"{subject}: {text}", event.goal_id)
 
     def _tare_done(self, event: Any) -> None:
         future = self.tares.pop(event.joint, None)  # the event's joint field carries the tip

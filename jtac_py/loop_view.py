@@ -120,6 +120,7 @@ class LoopView:
         path: str | Path | None = None,
         *,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        per_goal: bool = False,
     ) -> Recording:
         """Starts recording every controller cycle; use as a context manager or call stop().
 
@@ -128,6 +129,7 @@ class LoopView:
         empty without a hand); default all of RECORD_FIELDS, and the hand's series when the arm has
         a hand. path: written by stop(), .npz or .mcap (ROS 2 schemas and the controller's events;
         Recording.save); a .mcap is written while the recording runs, every chunk_rows rows.
+        per_goal: path is a folder, each goal's cycles and events written to <path>/goal_<id>.mcap.
         """
         gripper = getattr(self, "gripper", None)  # a Controller's hand; a bare view has none
         if fields is None:
@@ -142,5 +144,11 @@ class LoopView:
         names = {"joint_names": self.joint_names, "sensor_frames": self.sensor_frames}
         controller_time_s = None if snap is None else float(snap["time"])
         return self._events.add_recording(
-            chosen, path, gripper, controller_time_s=controller_time_s, chunk_rows=chunk_rows, **names
+            chosen,
+            path,
+            gripper,
+            controller_time_s=controller_time_s,
+            chunk_rows=chunk_rows,
+            per_goal=per_goal,
+            **names,
         )

@@ -95,12 +95,14 @@ DEFAULT_CHUNK_ROWS = 5000
 @dataclass(frozen=True)
 class LogEvent:
     """One controller event as a recording keeps it (an rcl_interfaces/msg/Log in a .mcap): when [s,
-    the controller's clock], its level (LOG_LEVELS), the logger's name and the text."""
+    the controller's clock], its level (LOG_LEVELS), the logger's name, the text and its goal (0:
+    none)."""
 
     time_s: float
     level: int
     name: str
     text: str
+    goal_id: int = 0
 
 
 def _no_tips() -> np.ndarray:
@@ -225,6 +227,7 @@ class Recording:
         sensor_frames: Sequence[str] = (),
         controller_time_s: float | None = None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        per_goal: bool = False,
     ) -> None:
         self._pump = pump
         self.joint_names = tuple(joint_names)
@@ -242,8 +245,18 @@ class Recording:
         #: the controller's events not written to disk yet (all of them unless streamed to .mcap)
         self.events: list[LogEvent] = []
         self.chunk_rows = int(chunk_rows)
-        self.streamed = self.path is not None and self.path.suffix == ".mcap"
+        #: a file per goal: path is a folder, each goal's rows (its cycles' goal_id) and events go to
+        #: <path>/goal_<id>.mcap (files: those written)
+        self.per_goal = per_goal
+        if per_goal and (self.path is None or self.path.suffix):
+            raise ValueError(f"record(per_goal=True) takes a folder as path, got {path!r}")
+        if per_goal and "goal_id" not in self._cycle_fields:
+            self._cycle_fields += ("goal_id",)
+        self.streamed = self.path is not None and (per_goal or self.path.suffix == ".mcap")
         self._stream: Any = None  # the McapStream, opened with the first chunk
+        self._goal_streams: dict[int, Any] = {}  # per goal: goal id -> its open McapStream
+        self._ended_goals: set[int] = set()  # per goal: goals whose end event was written
+        self.files: list[Path] = []
         self._rows_written = 0
         #: the most cycle rows held in memory at once (streamed: at most chunk_rows)
         self.peak_rows_in_memory = 0
@@ -313,20 +326,56 @@ class Recording:
     def _write(self, chunks: list[dict[str, np.ndarray]], events: list[LogEvent]) -> None:
         """Rows and events to the .mcap (opened with the first chunk); under the write lock."""
         cycles = self._concatenate(chunks)
+        self._rows_written += self._count_rows(chunks)
+        if self.per_goal:
+            self._write_per_goal(cycles, events)
+            return
         if self._stream is None:
             from jtac_py.mcap_io import McapStream
 
             times = cycles.get("time", ())
             anchor = self._anchor(float(times[0]) if len(times) else None)
             self._stream = McapStream(self.path, self.joint_names, self.sensor_frames, anchor)
+            self.files.append(self.path)
         self._stream.write_cycles(cycles)
         self._stream.write_events(events)
-        self._rows_written += self._count_rows(chunks)
+
+    def _goal_stream(self, goal_id: int, first_time_s: float) -> Any:
+        """The open file of a goal, <path>/goal_<id>.mcap (its clock: the recording's)."""
+        if goal_id not in self._goal_streams:
+            from jtac_py.mcap_io import McapStream
+
+            path = self.path / f"goal_{goal_id}.mcap"
+            anchor = self._anchor(first_time_s)
+            self._goal_streams[goal_id] = McapStream(path, self.joint_names, self.sensor_frames, anchor)
+            self.files.append(path)
+        return self._goal_streams[goal_id]
+
+    def _write_per_goal(self, cycles: dict[str, np.ndarray], events: list[LogEvent]) -> None:
+        """Each goal's rows and events to its file; a goal that ended in an earlier chunk and has no
+        rows in this one is complete (its file closed)."""
+        goal_ids = cycles["goal_id"]
+        for goal_id in (int(g) for g in np.unique(goal_ids) if g != 0):
+            rows = goal_ids == goal_id
+            times = cycles["time"][rows] if "time" in cycles else np.zeros(1)
+            self._goal_stream(goal_id, float(times[0])).write_cycles({f: v[rows] for f, v in cycles.items()})
+        for event in (e for e in events if e.goal_id != 0):
+            self._goal_stream(event.goal_id, event.time_s).write_events([event])
+        for goal_id in [g for g in self._ended_goals if g not in goal_ids]:
+            self._close_goal(goal_id)
+        ends = ("GOAL_SUCCEEDED", "GOAL_ABORTED", "GOAL_CANCELED")
+        self._ended_goals |= {e.goal_id for e in events if e.goal_id and e.text.startswith(ends)}
+
+    def _close_goal(self, goal_id: int) -> None:
+        self._ended_goals.discard(goal_id)
+        stream = self._goal_streams.pop(goal_id, None)
+        if stream is not None:
+            stream.finish({}, self._cycle_fields)
 
     def data(self) -> dict[str, np.ndarray]:
         """Every row so far, one array per field (copies); streamed to .mcap: only after stop()."""
         if self.streamed:
-            if self.active:
+            if self.active or self.per_goal:
                 raise RuntimeError(f"the recording streams to {self.path}: its rows are there after stop()")
             return load(self.path)
         if self.active:
@@ -359,6 +408,10 @@ class Recording:
         with self._write_lock:
             self._write(self._chunks, self.events)
             self._chunks, self.events = [], []
+            for goal_id in list(self._goal_streams):
+                self._close_goal(goal_id)
+        if self.per_goal:
+            return
         hand = self._gripper_series.data() if self._gripper_series is not None else {}
         other = {
             f: hand.get(f, np.zeros(0, dtype=_GRIPPER_SERIES[f][0]))

@@ -34,6 +34,9 @@ Interfaces (``~`` = the node's name, default ``joint_trajectory_admittance_contr
                                            Hand (parameter ``hand``), franka_ros2's mapping
 ``~/gripper/move``, ``grasp``, ``homing``  actions ``franka_msgs/action/Move``, ``Grasp``, ``Homing``
 ``~/gripper/stop``                         service ``std_srvs/srv/Trigger``
+``~/record/start``                         service ``rcl_interfaces/srv/SetParameters`` (its parameters
+                                           ``path``, ``per_goal`` are the request): records to .mcap
+``~/record/stop``                          service ``std_srvs/srv/Trigger``: the recording complete
 parameters                                 every entry of ``params/jtac_parameters.yaml``
 =========================================  ==========================================================
 
@@ -51,6 +54,7 @@ Controller, its lifecycle state, a few parameter values, the goal log):
   stream is open (docs/ros_node.md);
 - ``controller_manager.ControllerManagerStandIn``: list_controllers and switch_controller;
 - ``gripper_server.GripperServer``: the hand's actions and stop service;
+- ``record_server.RecordServer``: ``~/record/start`` and ``~/record/stop`` (``jtac record``);
 - ``goal_log.GoalLog``: the one rate-limited log every part writes its goal lines to.
 """
 
@@ -87,6 +91,7 @@ from jtac_ros.gripper_server import (
     GripperServer,
     hand_limit_parameters,
 )
+from jtac_ros.record_server import RECORD_START_SERVICE, RECORD_STOP_SERVICE, RecordServer
 from jtac_ros.state_messages import controller_state_msg, joint_state_msg, wrench_stamped
 from jtac_ros.stream_server import STREAM_SERVICE, StreamServer
 
@@ -133,6 +138,7 @@ class JtacNode(LifecycleNode):
             feedback_period_s=lambda: 1.0 / float(self._values["state_publish_rate"]),
             log=self._goal_log,
         )
+        self._recorder = RecordServer(self, active_controller=self._active_controller)
         if self._values["hand"]:
             self._declare_hand_limits()
         self._controller_manager = ControllerManagerStandIn(
@@ -189,6 +195,7 @@ class JtacNode(LifecycleNode):
                 JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory_msg, 10, callback_group=self._group
             ),
             self._streams.create_service(self._group),
+            *self._recorder.create_services(self._group),
         ]
         self._publish_robot_description(self._controller)
         self._create_sensor_interfaces(self._controller)
@@ -217,6 +224,7 @@ class JtacNode(LifecycleNode):
     def on_deactivate(self, state: State) -> TransitionCallbackReturn:
         self._active = False
         self._streams.forget()  # Controller.stop() closes it
+        self._recorder.stop()  # the file complete before the loop stops
         self.get_logger().info("inactive: goals are rejected until the next activation")
         if self._controller is not None:
             # The core resolves the pending goal at once (ABORTED, INVALID_STATE) and commands nothing more.
@@ -236,6 +244,7 @@ class JtacNode(LifecycleNode):
     def on_shutdown(self, state: State) -> TransitionCallbackReturn:
         self._active = False
         self._streams.forget()
+        self._recorder.stop()
         if self._controller is not None:
             self._controller.stop()
         self._release()
@@ -244,6 +253,7 @@ class JtacNode(LifecycleNode):
     def on_error(self, state: State) -> TransitionCallbackReturn:
         self._active = False
         self._streams.forget()
+        self._recorder.stop()
         if self._controller is not None:
             self._controller.stop()
         return TransitionCallbackReturn.SUCCESS
@@ -496,6 +506,8 @@ __all__ = [
     "GRIPPER_ACTION",
     "LIST_CONTROLLERS_SERVICE",
     "MOVEIT_ACTION",
+    "RECORD_START_SERVICE",
+    "RECORD_STOP_SERVICE",
     "ROBOT_DESCRIPTION_TOPIC",
     "STREAM_SERVICE",
     "SWITCH_CONTROLLER_SERVICE",

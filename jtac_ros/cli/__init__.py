@@ -9,6 +9,8 @@ Subcommands (``jtac <command> --help`` for the options)::
     jtac time-scale [PERCENT]                                 set (or show) time_scale_percentage
     jtac gripper move W [--speed] | grasp W [--force --speed --epsilon-inner --epsilon-outer]
                  | home | stop | state                        the Franka Hand (parameter hand)
+    jtac record start [--path P] [--per-goal] | stop           the node records to .mcap (a file per
+                                                              session, or per goal)
     jtac state [--count N]                                    echo the controller state
     jtac echo TOPIC [--count N]                               print a topic's messages (controller_state,
                                                               joint_states, wrench/<frame>/raw, ...)

@@ -43,7 +43,7 @@ def _wall_ns(path, time_s: float) -> int:
 
 
 def _run_goal(controller: Controller, duration_s: float) -> object:
-    q0 = controller.state.q
+    q0 = controller.state.q_cmd
     handle = controller.follow(Trajectory.quintic(q0, q0 + 0.05, duration_s), wait=False)
     for _ in range(5000):
         controller.step(1)
@@ -151,3 +151,28 @@ def test_a_real_time_recording_streams_from_the_pump_thread(tmp_path):
     assert len(data["time"]) == streamed.rows >= 3 * CHUNK_ROWS and streamed.dropped == 0
     np.testing.assert_allclose(np.diff(data["time"]), 0.001, atol=1e-9)  # every cycle, none twice
     assert streamed.peak_rows_in_memory <= 2 * CHUNK_ROWS  # one chunk, and the pump's 10 ms of rows
+
+
+def test_a_per_goal_recording_writes_each_goals_cycles_and_events_to_its_own_file(tmp_path):
+    c = Controller(SimulatedArm("fr3", clock="lockstep")).start()
+    try:
+        c.step(20)
+        with c.record() as in_memory, c.record(path=tmp_path, chunk_rows=CHUNK_ROWS, per_goal=True) as rec:
+            first = _run_goal(c, 0.3)
+            c.step(50)  # at rest between the goals
+            second = _run_goal(c, 0.2)
+            c.step(30)
+    finally:
+        c.stop()
+    assert first.ok and second.ok
+    expected = in_memory.data()
+    names = [f"goal_{first.goal_id}.mcap", f"goal_{second.goal_id}.mcap"]
+    assert [p.name for p in rec.files] == names and sorted(p.name for p in tmp_path.iterdir()) == names
+    for result, name in zip((first, second), names, strict=True):
+        rows = expected["goal_id"] == result.goal_id
+        assert rows.sum() == round((result.end_time_s - result.start_time_s) / 0.001)  # one row per cycle
+        loaded = load(tmp_path / name)
+        for field in RECORD_FIELDS:
+            assert loaded[field].tobytes() == expected[field][rows].tobytes(), (name, field)
+        logged = [m.msg.split(":")[0] for _t, m in _events(tmp_path / name)]
+        assert logged == [f"GOAL_STARTED goal {result.goal_id}", f"GOAL_SUCCEEDED goal {result.goal_id}"]

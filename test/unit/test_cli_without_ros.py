@@ -39,6 +39,9 @@ ROS_VERBS = [
     ["gripper"],
     ["gripper", "move"],
     ["gripper", "state"],
+    ["record"],
+    ["record", "start"],
+    ["record", "stop"],
 ]
 ROS_FREE_VERBS = [["plot"], ["convert"], ["plot-admittance"], ["doctor"]]
 
