@@ -43,7 +43,7 @@ ROS_VERBS = [
     ["record", "start"],
     ["record", "stop"],
 ]
-ROS_FREE_VERBS = [["plot"], ["convert"], ["plot-admittance"], ["doctor"]]
+ROS_FREE_VERBS = [["plot"], ["convert"], ["plot-admittance"], ["doctor"], ["why"]]
 
 # Runs `main(sys.argv[1:])` of MODULE with ROS made unimportable; then prints the ROS modules loaded.
 PRELUDE = """
