@@ -80,9 +80,11 @@ def test_jtac_record_start_a_goal_stop_writes_the_goals_cycles_and_events(rig, t
     assert stopped.stdout.strip() == f"{len(data['time'])} cycles to {path}"
     goal_id, start_ns, success_ns = _goal_id_and_times(path)
     goal_rows = data["goal_id"] == goal_id
-    goal_s = goal_rows.sum() * 0.001  # one row per 1 ms cycle
-    assert GOAL_S <= goal_s < GOAL_S + 0.5 and np.all(np.diff(data["time"]) > 0)
-    assert (success_ns - start_ns) * 1e-9 == pytest.approx(goal_s, abs=0.002)
+    # The goal's span on the controller clock (a cycle that ran late under load skips a robot tick:
+    # rows are not always 1 ms apart, their times are the robot's).
+    goal_s = float(data["time"][goal_rows][-1] - data["time"][goal_rows][0])
+    assert GOAL_S - 0.01 <= goal_s < GOAL_S + 0.5 and np.all(np.diff(data["time"]) > 0)
+    assert (success_ns - start_ns) * 1e-9 == pytest.approx(goal_s, abs=0.003)
     np.testing.assert_allclose(data["q_cmd"][goal_rows][-1] - data["q_cmd"][goal_rows][0], DELTA, atol=1e-3)
     again = _jtac("record", "stop", "--node", rig.ns)
     assert again.returncode == 1 and again.stderr.strip() == "not recording"
@@ -105,7 +107,8 @@ def test_a_per_goal_recording_writes_a_file_per_goal_named_after_its_id(rig, tmp
         assert path.name == f"goal_{goal_id}.mcap"
         data = load(path)
         assert np.all(data["goal_id"] == goal_id)
-        assert (success_ns - start_ns) * 1e-9 == pytest.approx(len(data["time"]) * 0.001, abs=0.002)
+        span_s = float(data["time"][-1] - data["time"][0])  # the robot's times, not the row count
+        assert (success_ns - start_ns) * 1e-9 == pytest.approx(span_s, abs=0.003)
 
 
 def test_a_second_start_a_wrong_suffix_and_an_inactive_node_are_refused(rig, tmp_path):
