@@ -159,15 +159,19 @@ class Rig:
             assert time.monotonic() < deadline, f"timed out waiting for {what}"
             time.sleep(0.01)
 
-    def q_cmd(self):
-        """The commanded position of a controller_state published after this call (not one still in
-        flight from before: the node's executor sometimes falls behind by tenths of a second)."""
+    def fresh_state(self):
+        """A controller_state published after this call (not one still in flight from before: the
+        node's executor sometimes falls behind by tenths of a second, more under load)."""
         n = len(self.states)
         deadline = time.monotonic() + 5.0
         while len(self.states) <= n:
             assert time.monotonic() < deadline, "no controller_state"
             time.sleep(0.005)
-        return np.array(self.states[-1].output.positions)
+        return self.states[-1]
+
+    def q_cmd(self):
+        """The commanded position of a controller_state published after this call (fresh_state)."""
+        return np.array(self.fresh_state().output.positions)
 
     def set_parameter(self, name, value):
         client = self.client.create_client(SetParameters, f"{self.ns}/set_parameters")

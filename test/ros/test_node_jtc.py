@@ -129,7 +129,7 @@ def test_time_from_start_is_the_trajectory_time_of_the_sampled_reference(rig):
     assert np.max(np.abs(fb_errors)) < 1.5e-3
     assert max(_seconds(m.reference.time_from_start) for m in states) <= 2.0 + 1e-9
     time.sleep(0.1)
-    assert _seconds(rig.states[-1].reference.time_from_start) == 0.0
+    assert _seconds(rig.fresh_state().reference.time_from_start) == 0.0
 
 
 def test_time_from_start_advances_at_the_speed_scale(rig):
@@ -302,7 +302,7 @@ def test_moveit_stop_and_replan_starts_the_replanned_goal_at_rest(slow_brake_rig
     assert ddq_cmd.max() < 1.0 + 1e-6
     np.testing.assert_allclose(cycles["q_cmd"][k_rest], q_rest, atol=0.01)
     time.sleep(0.1)
-    np.testing.assert_allclose(rig.states[-1].feedback.positions, q_rest - DELTA / 2, atol=0.02)
+    np.testing.assert_allclose(rig.fresh_state().feedback.positions, q_rest - DELTA / 2, atol=0.02)
 
 
 def test_a_replanned_goal_not_continuous_with_the_rest_position_is_refused_with_the_jump(slow_brake_rig):
@@ -325,7 +325,7 @@ def test_a_replanned_goal_not_continuous_with_the_rest_position_is_refused_with_
     j = JOINTS.index(match.group(1))
     assert float(match.group(3)) == pytest.approx(0.05)
     time.sleep(0.2)
-    assert np.abs(rig.states[-1].output.velocities).max() == 0.0  # nothing moved after the brake
+    assert np.abs(rig.fresh_state().output.velocities).max() == 0.0  # nothing moved after the brake
     # The jump is from where the arm rests to the planned start: the first joint beyond the
     # tolerance, by what the brake carried it on (as predicted from the state at the cancel, within
     # the cancel's latency at 0.6 rad/s).
@@ -372,8 +372,9 @@ def test_a_joint_trajectory_message_moves_the_arm_and_its_result_is_logged(rig, 
         what="the topic goal's success line",
     )
     time.sleep(0.1)
-    np.testing.assert_allclose(rig.states[-1].feedback.positions, q0 + DELTA, atol=0.02)
-    assert np.abs(rig.states[-1].output.velocities).max() == 0.0
+    settled = rig.fresh_state()
+    np.testing.assert_allclose(settled.feedback.positions, q0 + DELTA, atol=0.02)
+    assert np.abs(settled.output.velocities).max() == 0.0
 
 
 def test_a_message_replaces_the_running_action_goal_through_stitching(rig, topic):
@@ -407,7 +408,7 @@ def test_a_message_replaces_the_running_action_goal_through_stitching(rig, topic
     assert len(dt_s) > 1000 and dt_s.min() > 0
     assert (np.abs(np.diff(cycles["dq_cmd"], axis=0)).max(axis=1) / dt_s).max() < 1.3
     time.sleep(0.1)
-    np.testing.assert_allclose(rig.states[-1].feedback.positions, q0 + DELTA / 2, atol=0.02)
+    np.testing.assert_allclose(rig.fresh_state().feedback.positions, q0 + DELTA / 2, atol=0.02)
 
 
 def test_an_empty_message_stops_the_arm_in_minimum_time(rig, topic):

@@ -226,7 +226,7 @@ def test_goals_are_refused_while_streaming_and_jtc_semantics_return_when_closed(
         lambda: any("(~/joint_trajectory)" in m.msg and "succeeded" in m.msg for m in rig.log_lines(n_logs)),
         what="the topic goal's success line",
     )
-    np.testing.assert_allclose(rig.states[-1].output.positions, q0 + DELTA, atol=1e-6)
+    np.testing.assert_allclose(rig.fresh_state().output.positions, q0 + DELTA, atol=1e-6)
 
 
 def test_closing_a_moving_stream_brakes_to_rest_first(rig, streaming):
@@ -237,7 +237,7 @@ def test_closing_a_moving_stream_brakes_to_rest_first(rig, streaming):
     assert response.success and "stream closed at rest" in response.message
     assert rig.node._streams.stream is None
     time.sleep(0.1)
-    assert np.abs(rig.states[-1].output.velocities).max() == 0.0
+    assert np.abs(rig.fresh_state().output.velocities).max() == 0.0
 
 
 def test_a_tare_while_streaming_is_refused_at_once_naming_the_stream(rig, streaming):
