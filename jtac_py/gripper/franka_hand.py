@@ -48,10 +48,14 @@ _SEND_TIMEOUT_S = 1.0
 #: A move answered kSuccess whose fingers stopped farther than this from its width was blocked [m]
 #: (franka-sim's hand answers kSuccess for a move that an object stopped; the default grasp band).
 MOVE_TOLERANCE_M = 0.005
-#: A result waits for the first state that shows its command done, at most this many states after its
-#: answer: a datagram sampled before the command can arrive after the answer (franka-sim: a move's
-#: answer and then a state with the old width, 2 ms later).
+#: A result waits for the first state that shows its command done, at least this many states after
+#: its answer: a datagram sampled before the command can arrive after the answer (franka-sim: a move's
+#: answer and then a state with the old width, 2 ms later) ...
 STATES_AFTER_ANSWER = 3
+#: ... and for as long as this after the answer [s] (on the state's reception clock): franka-sim's
+#: gripper server answers from its own timing while its physics, slowed by a loaded host, still shows
+#: the fingers on the way for tenths of a second. A real hand answers once the fingers stopped.
+SETTLE_AFTER_ANSWER_S = 1.0
 
 _STATUS_MESSAGES = {
     fp.Status.FAIL: "the hand failed the command (kFail)",
@@ -226,9 +230,10 @@ class FrankaHand:
         gripper._on_state(_state(state, received_s, received_s, self._running_command()))
         waiting = []
         for entry in self._answered:
-            command_id, command, values, status, seen = entry
+            command_id, command, values, status, seen, answered_s = entry
             entry[4] = seen = seen + 1
-            if seen < STATES_AFTER_ANSWER and not _shows(command, values, status, state):
+            settling = seen < STATES_AFTER_ANSWER or received_s - answered_s < SETTLE_AFTER_ANSWER_S
+            if settling and not _shows(command, values, status, state):
                 waiting.append(entry)
                 continue
             code, message = _outcome(command, values, status, state.width_m)
@@ -241,8 +246,10 @@ class FrankaHand:
                 self._own_stops.discard(response.command_id)
                 return
             entry = self._pending.pop(response.command_id, None)
-        if entry is not None:  # the result follows with the next state (the reader's own list)
-            self._answered.append([response.command_id, *entry, fp.Status(response.status), 0])
+        if entry is not None:  # the result follows with a state (the reader's own list)
+            gripper = self._gripper
+            answered_s = gripper.now() if gripper is not None else time.monotonic()
+            self._answered.append([response.command_id, *entry, fp.Status(response.status), 0, answered_s])
 
     def _lose(self, message: str) -> None:
         with self._send_lock:
