@@ -6,6 +6,7 @@ semantics (~/stream).
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 
@@ -27,6 +28,9 @@ pytestmark = pytest.mark.ros
 # takes to deliver it (it shares the GIL with this test's client; 16 points left 80–150 ms and a
 # loaded machine's delivery now and then used them up, braking the arm).
 CHUNK_POINTS, CHUNK_SPACING_S, CHUNK_PERIOD_S = 24, 0.02, 0.1
+# How late, before a chunk's future runs out, the next one must be published to reach the controller in
+# time through DDS and the executors [s].
+POLICY_MARGIN_S = 0.1
 MOTION_S = 2.0  # the policy's target: a rest-to-rest quintic by DELTA over this long [s]
 STOP_ACCELERATION = 5.0  # the parameters' default stop_accelerations [rad/s²]
 
@@ -78,10 +82,11 @@ def _observe(rig):
     return _ns(state.header.stamp), np.array(state.output.positions)
 
 
-def _run_policy(rig, publisher, q0, start_ns, seconds, rng, counts=None):
-    """A fake policy at 10 Hz: observe, infer for 50–100 ms, publish 16 points 20 ms apart timed from
-    the observation. Returns the number of chunks published; `counts` (a list) receives the stream's
-    (brakes, stale chunks, refused) as each chunk is published, while the previous one still runs."""
+def _run_policy(rig, publisher, q0, start_ns, seconds, rng, counts=None, published=None):
+    """A fake policy at 10 Hz: observe, infer for 50–100 ms, publish CHUNK_POINTS points 20 ms apart
+    timed from the observation. Returns the number of chunks published; `counts` (a list) receives the
+    stream's (brakes, stale chunks, refused) as each chunk is published, while the previous one still
+    runs; `published` (a list) each chunk's (observation, publication) ROS times [ns]."""
     sent = 0
     next_ns = start_ns
     clock = rig.client.get_clock()
@@ -100,6 +105,8 @@ def _run_policy(rig, publisher, q0, start_ns, seconds, rng, counts=None):
             stream = rig.node._streams.stream
             counts.append((stream.brakes, stream.stale_chunks, stream.refused))
         publisher.publish(_chunk_msg(chunk, observed_ns))
+        if published is not None:
+            published.append((observed_ns, clock.now().nanoseconds))
         sent += 1
         next_ns = observed_ns + int(CHUNK_PERIOD_S * 1e9)
 
@@ -108,14 +115,24 @@ def test_chunks_at_10_hz_stamped_with_their_observation_are_followed(rig, stream
     rng = np.random.default_rng(15)
     start_ns, q0 = _observe(rig)
     n_states, n_logs = len(rig.states), len(rig.logs)
-    counts = []
-    sent = _run_policy(rig, streaming, q0, start_ns, MOTION_S + 0.4, rng, counts)
+    counts, published = [], []
+    sent = _run_policy(rig, streaming, q0, start_ns, MOTION_S + 0.4, rng, counts, published)
     stream = rig.node._streams.stream
-    rig.wait_for(lambda: stream.chunks_taken == sent, timeout=1.0, what="every chunk taken")
-    # Up to the last chunk (each published while the one before still ran): no brake, nothing stale.
-    assert counts[-1] == (0, 0, 0)
-    assert (stream.stale_chunks, stream.refused) == (0, 0)
-    assert sent >= 20
+    rig.wait_for(lambda: stream.chunks_taken == sent, what="every chunk taken")
+    assert sent >= 20 and stream.refused == 0
+    # Each chunk covers CHUNK_POINTS · CHUNK_SPACING_S after its observation. The fake policy runs in
+    # this (loaded) process: when it published a chunk after the one before had run out, less the
+    # DDS and executor delay it needs, the stream braked as it must — that run is the policy's fault,
+    # not the node's (counted and logged, asserted in test_a_stale_chunk_...). Otherwise nothing
+    # may brake or be stale.
+    horizon_ns = CHUNK_POINTS * CHUNK_SPACING_S * 1e9
+    cover_ns = max(pub - prev_obs for (prev_obs, _), (_, pub) in itertools.pairwise(published))
+    if cover_ns > horizon_ns - POLICY_MARGIN_S * 1e9:
+        pytest.skip(
+            f"the fake policy published {cover_ns * 1e-6:.0f} ms after an observation (loaded machine)"
+        )
+    assert counts[-1] == (0, 0, 0)  # up to the last chunk: no brake, nothing stale
+    assert stream.stale_chunks == 0
     # The command, at the ROS time of each state, against the target at that time: the stamp's
     # mapping onto the controller clock and the chunks' joins are off by ≤ 2 mrad (peak speed
     # 0.23 rad/s: a 1 ms error in the clock offset costs 0.23 mrad).
