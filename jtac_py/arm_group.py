@@ -24,7 +24,6 @@ Joint names of the group: ``"<arm>_<joint>"`` (``left_fr3_joint1`` ...), arms in
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,11 +34,13 @@ from typing import Any
 import numpy as np
 
 from jtac_py import _native, goals
-from jtac_py.chunks import check_gripper_values, check_joint_values
+from jtac_py.chunks import check_gripper_values
 from jtac_py.controller import Controller
 from jtac_py.goals import Trajectory
 from jtac_py.gripper.types import FRANKA_HAND
-from jtac_py.recording import RECORD_FIELDS, Recording
+from jtac_py.group_recording import GroupRecording, TrajectoryTimeGap, trajectory_start_s, trajectory_time_gap
+from jtac_py.group_stream import GroupStream
+from jtac_py.recording import RECORD_FIELDS
 from jtac_py.results import GoalError, GoalHandle, GoalResult
 from jtac_py.simulated_arm import SimulatedArm
 from jtac_py.streaming import Stream
@@ -189,229 +190,6 @@ class GroupGoalHandle:
         if result.start_time_s <= self.arm_starts_s[arm]:
             return self.start_at_s
         return self._group.group_time(arm, result.start_time_s)
-
-
-class GroupStream:
-    """A stream on every arm of the group (ArmGroup.stream()), taking targets and chunks for all the
-    group's joints (``joint_names``) with one time on the group clock, split and mapped to each arm's
-    controller clock. A context manager; close() closes every arm's stream.
-
-    When an arm stops by itself, send() and send_chunk() raise RuntimeError naming it (with the
-    "brake" policy the other arms' streams have braked to rest and must be opened anew)."""
-
-    def __init__(self, group: ArmGroup, streams: dict[str, Stream]) -> None:
-        self._group = group
-        self.streams = streams
-
-    def now(self) -> float:
-        """The group time now [s] (the clock of sampled_at_s and observed_at_s)."""
-        return self._group.now()
-
-    @property
-    def active(self) -> bool:
-        return all(s.active for s in self.streams.values())
-
-    def _check(self) -> None:
-        fault = self._group.fault
-        if fault is not None:
-            raise RuntimeError(
-                f"arm '{fault.arm}' of the group stopped by itself ({fault.message}): "
-                "close this stream and recover that arm first"
-            )
-
-    def send(
-        self,
-        q_rad: Sequence[float],
-        dq_rad_s: Sequence[float] | None = None,
-        *,
-        sampled_at_s: float | None = None,
-        gripper: Any = None,
-    ) -> None:
-        """Stream.send() for all the group's joints [rad] (and velocities [rad/s]) at group time
-        ``sampled_at_s`` (default now); ``gripper``: one value per arm (or {arm: value}). Everything is
-        checked before any arm gets its part (ValueError naming the group's joint, nothing sent)."""
-        stamp = self.now() if sampled_at_s is None else float(sampled_at_s)
-        self._check()
-        names = self._group.joint_names
-        q = np.asarray(q_rad, dtype=float)
-        check_joint_values("q_rad", q, (len(names),), names)
-        dq = None if dq_rad_s is None else np.asarray(dq_rad_s, dtype=float)
-        if dq is not None:
-            check_joint_values("dq_rad_s", dq, (len(names),), names)
-        hands = self._group._per_arm_gripper(gripper, ())
-        for stream in self.streams.values():
-            stream._check_open()
-        for arm, stream in self.streams.items():
-            cut = self._group._columns(arm)
-            stream.send(
-                q[cut],
-                None if dq is None else dq[cut],
-                sampled_at_s=self._group.arm_time(arm, stamp),
-                gripper=hands.get(arm),
-            )
-
-    def send_chunk(
-        self,
-        times_s: Sequence[float],
-        positions_rad: Any,
-        velocities_rad_s: Any = None,
-        *,
-        observed_at_s: float | None = None,
-        gripper: Any = None,
-    ) -> None:
-        """Stream.send_chunk() for all the group's joints: positions (H, joints) [rad] (velocities
-        optional) at times_s (H,) [s] after the group time ``observed_at_s`` (default now), one
-        observation for every arm; ``gripper``: (H, arms) (or {arm: (H,)}). Checked whole before any
-        arm gets its part (ValueError naming field, point and the group's joint; nothing sent)."""
-        observed = self.now() if observed_at_s is None else float(observed_at_s)
-        if not math.isfinite(observed):
-            raise ValueError(f"stream observed_at_s must be finite, got {observed}")
-        self._check()
-        names = self._group.joint_names
-        times = np.asarray(times_s, dtype=float)
-        shape = (times.size, len(names))
-        q = np.asarray(positions_rad, dtype=float)
-        check_joint_values("positions_rad", q, shape, names)
-        dq = None if velocities_rad_s is None else np.asarray(velocities_rad_s, dtype=float)
-        if dq is not None:
-            check_joint_values("velocities_rad_s", dq, shape, names)
-        hands = self._group._per_arm_gripper(gripper, (times.size,))
-        for stream in self.streams.values():
-            stream._check_open()
-        for arm, stream in self.streams.items():
-            cut = self._group._columns(arm)
-            stream.send_chunk(
-                times,
-                q[:, cut],
-                None if dq is None else dq[:, cut],
-                observed_at_s=self._group.arm_time(arm, observed),
-                gripper=hands.get(arm),
-            )
-
-    def brake(self) -> None:
-        """Every arm's stream brakes to rest (Stream.brake())."""
-        for stream in self.streams.values():
-            stream.brake()
-
-    def close(self) -> None:
-        """Closes every arm's stream (each brakes to rest and returns to trajectory execution)."""
-        for arm, stream in self.streams.items():
-            if self._group.controllers[arm].hardware_error is None:
-                stream.close()
-
-    def __enter__(self) -> GroupStream:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-def trajectory_start_s(rows: Mapping[str, np.ndarray], window_s: float = 0.01) -> float:
-    """The group time at which an arm's trajectory time was 0 [s], from one arm's rows of a
-    GroupRecording (group_time, trajectory_time): the median of group time − trajectory time over
-    the trajectory's first window_s (a state that arrived late moves one row, not the median)."""
-    first = (rows["trajectory_time"] > 0.0) & (rows["trajectory_time"] < window_s)
-    return float(np.median(rows["group_time"][first] - rows["trajectory_time"][first]))
-
-
-@dataclass(frozen=True)
-class TrajectoryTimeGap:
-    """Two arms' trajectory times compared at equal group times over a goal (trajectory_time_gap)."""
-
-    drift: float  # the gap's slope over the group time [s/s]: how far the two robot clocks run apart
-    off_line_median_s: float  # the gaps' median distance from that line [s]
-    largest_s: float  # the largest gap [s]
-
-
-def trajectory_time_gap(
-    first: Mapping[str, np.ndarray], second: Mapping[str, np.ndarray], duration_s: float
-) -> TrajectoryTimeGap:
-    """first − second trajectory time at equal group times, over first's rows inside a trajectory of
-    duration_s (second's interpolated at their group times), as a line over the group time. Each
-    arm's trajectory time runs on its robot's clock: lockstep and real FR3s keep the gap at 0 (a few
-    ppm); franka-sim's clock runs slow by a different amount per server, and the gap grows."""
-    inside = (first["trajectory_time"] > 0.0) & (first["trajectory_time"] < duration_s)
-    inside &= (first["group_time"] >= second["group_time"][0]) & (
-        first["group_time"] <= second["group_time"][-1]
-    )
-    t_s = first["group_time"][inside] - first["group_time"][inside][0]
-    gap_s = first["trajectory_time"][inside] - np.interp(
-        first["group_time"][inside], second["group_time"], second["trajectory_time"]
-    )
-    slope, at_start_s = np.polyfit(t_s, gap_s, 1)
-    off_line = float(np.median(np.abs(gap_s - at_start_s - slope * t_s)))
-    return TrajectoryTimeGap(float(slope), off_line, float(np.abs(gap_s).max()))
-
-
-class GroupRecording:
-    """One recording per arm, started together (ArmGroup.record()): data() gives {arm: {field:
-    array}}, each with ``group_time`` [s], its rows' time on the group clock (real time: the host
-    time their states arrived; lockstep: the simulated time). save() writes one .npz with keys
-    ``"<arm>/<field>"``, or one .mcap with each arm's channels and events under its name
-    (``/left/joint_states`` ...) on one clock: group time mapped to the wall time of the recording's
-    start (jtac_py.mcap_io.load_group_mcap reads it back). A context manager; with a path, stop()
-    saves there."""
-
-    def __init__(self, group: ArmGroup, recordings: dict[str, Recording], path: str | Path | None) -> None:
-        self._group = group
-        self.recordings = recordings
-        self.path = None if path is None else Path(path)
-        #: the wall time when the recording started [ns since the Unix epoch]
-        self.started_wall_time_ns = time.time_ns()
-
-    def data(self) -> dict[str, dict[str, np.ndarray]]:
-        out = {}
-        for arm, recording in self.recordings.items():
-            rows = recording.data()
-            rows["group_time"] = rows["time"].copy() if self._group.lockstep else rows["host_time"].copy()
-            out[arm] = rows
-        return out
-
-    def save(self, path: str | Path) -> Path:
-        """Writes every arm's rows: .mcap (ROS 2 schemas, one clock) or .npz ("<arm>/<field>")."""
-        path = Path(path)
-        if path.suffix == ".mcap":
-            return self._save_mcap(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        flat = {f"{arm}/{name}": v for arm, rows in self.data().items() for name, v in rows.items()}
-        np.savez(path, **flat)
-        return path
-
-    def _save_mcap(self, path: Path) -> Path:
-        """Each arm under /<arm>; the file's clock: the earliest first row's group time at the wall
-        time of the recording's start."""
-        from jtac_py.mcap_io import ClockAnchor, McapStream
-
-        data = self.data()
-        firsts_s = [float(rows["group_time"][0]) for rows in data.values() if len(rows["group_time"])]
-        stream = McapStream(path, (), (), ClockAnchor(self.started_wall_time_ns, min(firsts_s, default=0.0)))
-        for arm, rows in data.items():
-            c = self._group.controllers[arm]
-            names = {"joint_names": c.joint_names, "sensor_frames": c.sensor_frames}
-            cycles = {f: v for f, v in rows.items() if f in RECORD_FIELDS}
-            stream.write_cycles(cycles, f"/{arm}", names, rows["group_time"])
-            events = [
-                dataclasses.replace(e, time_s=self._group.group_time(arm, e.time_s))
-                for e in self.recordings[arm].events
-            ]
-            stream.write_events(events, f"/{arm}")
-            stream.write_metadata(list(cycles), prefix=f"/{arm}", names=names)
-        stream.write_group(list(data), "time" if self._group.lockstep else "host_time")
-        stream.close()
-        return path
-
-    def stop(self) -> None:
-        for recording in self.recordings.values():
-            recording.stop()
-        if self.path is not None:
-            self.save(self.path)
-            self.path = None
-
-    def __enter__(self) -> GroupRecording:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 class ArmGroup:
