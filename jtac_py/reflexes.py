@@ -91,7 +91,7 @@ class Explanation:
             )
             parts.append(
                 f"the command's {self.quantity} on {self.joint_name} reached {self.value:.4g} {unit} "
-                f"{against} {self.limit:.4g} {unit}, {when}"
+                f"{against} {self.limit:.4g} {unit}, {when}{self._short_of_the_limit()}"
             )
         elif self.quantity == "link":
             parts.append("the robot missed too many commands in a row")
@@ -106,6 +106,20 @@ class Explanation:
         if self.trace_path:
             text += f" (trace: {self.trace_path}; `jtac why` explains it again)"
         return text
+
+
+    def _short_of_the_limit(self) -> str:
+        """Why a reflex named a limit the command stayed under: the robot judges its bounds on its
+        own state (franka-sim and the FR3 evaluate the position-based velocity bound at the measured
+        position, and the measured-motion reflexes on the measured velocity, which trails and
+        overshoots the command), so a command within a few percent of the bound can trip it."""
+        if self.quantity == "position" or self.value is None or not self.limit or abs(self.value) > self.limit:
+            return ""
+        short_pct = 100.0 * (1.0 - abs(self.value) / self.limit)
+        return (
+            f" ({short_pct:.1f}% short of it: the robot judges the bound on its measured state, which "
+            "trails and overshoots the command)"
+        )
 
 
 def reflex_names(message: str) -> tuple[str, ...]:

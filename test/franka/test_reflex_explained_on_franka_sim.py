@@ -86,7 +86,11 @@ def _why(path):
 def _check(explanation, error, reflex, quantity, fault_dir):
     assert reflex in explanation.reflexes, error
     assert explanation.quantity == quantity and explanation.joint_name == "fr3_joint4", error
-    assert abs(explanation.value) > explanation.limit or quantity == "position", error
+    if quantity != "position":
+        # The robot judges its bounds on its measured state, which trails and overshoots the command:
+        # a command within a few percent of a bound can trip it, and the statement says so.
+        assert abs(explanation.value) > 0.97 * explanation.limit, error
+        assert (abs(explanation.value) > explanation.limit) != ("short of it" in error), error
     assert any("test disturbance" in p for p in explanation.preceded_by), error
     assert explanation.text() in error  # the hardware error carries the statement
     path = Path(explanation.trace_path)

@@ -67,6 +67,20 @@ def test_velocity_is_judged_against_the_fr3_position_based_bound_near_the_end_of
     assert panda.limit == robots.robot_spec("panda").dq_max_rad_s[panda.joint]
 
 
+def test_a_command_just_short_of_the_bound_is_stated_as_short_of_it():
+    """The robot judges the bound on its measured state: a command 1 % under it can trip the reflex,
+    and the statement says how far short it stayed instead of claiming it went past."""
+    q = np.tile(HOME, (N, 1))
+    q[:, 3] = -0.1458 - 0.05 + 0.00005 * np.arange(N)  # 0.05 rad/s, the bound here ~0.33 rad/s
+    names = '["joint_velocity_violation", "joint_motion_generator_velocity_limits_violation"]'
+    e = reflexes.explain(names, _trace(q))
+    assert e.quantity == "velocity" and e.value == pytest.approx(0.05) and e.limit > e.value
+    short_pct = 100.0 * (1.0 - e.value / e.limit)
+    assert f"({short_pct:.1f}% short of it: the robot judges the bound on its measured state" in e.text()
+    past = reflexes.explain(names, _trace(np.where(np.arange(N)[:, None] == N - 1, q + 0.01, q)))
+    assert abs(past.value) > past.limit and "short of it" not in past.text()
+
+
 def test_a_command_outside_the_range_is_named_with_the_range_end():
     q = np.tile(HOME, (N, 1))
     q[200:, 0] = 2.7437 + 0.01  # joint 1 beyond its upper end
