@@ -23,6 +23,7 @@ from rclpy.node import Node
 
 from jtac_py import _native
 from jtac_py.controller import Controller
+from jtac_ros.action_qos import action_qos
 from jtac_ros.admittance_goals import core_goal_from_admittance_goal
 from jtac_ros.goal_log import GoalLog
 from jtac_ros.result_codes import GoalConversionError, result_code_name, result_for_action
@@ -98,6 +99,7 @@ class GoalServers:
                 goal_callback=lambda _goal: self._on_goal_request("follow_joint_trajectory"),
                 cancel_callback=self._on_cancel_request,
                 callback_group=callback_group,
+                **action_qos(),
             ),
             ActionServer(
                 self._node,
@@ -107,6 +109,7 @@ class GoalServers:
                 goal_callback=lambda _goal: self._on_goal_request("moveit/follow_joint_trajectory"),
                 cancel_callback=self._on_cancel_request,
                 callback_group=callback_group,
+                **action_qos(),
             ),
         ]
 

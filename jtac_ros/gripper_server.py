@@ -35,6 +35,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 
 from jtac_py.controller import Controller
+from jtac_ros.action_qos import action_qos
 from jtac_ros.goal_log import GoalLog
 
 __all__ = [
@@ -161,6 +162,7 @@ class GripperServer:
             goal_callback=lambda _goal: self._on_goal_request(short),
             cancel_callback=self._on_cancel_request,
             callback_group=callback_group,
+            **action_qos(),
         )
 
     # ---------------------------------------------------------------------------------- requests

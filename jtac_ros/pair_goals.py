@@ -37,6 +37,7 @@ from rclpy.node import Node
 from jtac_py import _native, goals
 from jtac_py.arm_group import ArmGroup
 from jtac_py.parameters import default_joint_tolerances
+from jtac_ros.action_qos import action_qos
 from jtac_ros.goal_log import GoalLog
 from jtac_ros.result_codes import (
     INVALID_GOAL,
@@ -216,6 +217,7 @@ class PairGoalServers:
             goal_callback=lambda _goal: self._on_goal_request(name),
             cancel_callback=self._on_cancel_request,
             callback_group=callback_group,
+            **action_qos(),
         )
 
     def _on_goal_request(self, action: str) -> GoalResponse:

@@ -29,6 +29,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 from jtac_py import robots
+from jtac_ros.action_qos import action_qos
 from jtac_ros.node import DEFAULT_NODE_NAME, JtacNode
 
 JOINTS = list(robots.joint_names("fr3"))
@@ -102,8 +103,10 @@ class Rig:
         self.client_executor = MultiThreadedExecutor(num_threads=4, context=self.client_context)
         self.client_executor.add_node(self.client)
         self.client_spinner = Spinner(self.client_executor)
-        self.action = ActionClient(self.client, Fjta, f"{ns}/follow_joint_trajectory")
-        self.moveit = ActionClient(self.client, FollowJointTrajectory, f"{ns}/moveit/follow_joint_trajectory")
+        self.action = ActionClient(self.client, Fjta, f"{ns}/follow_joint_trajectory", **action_qos())
+        self.moveit = ActionClient(
+            self.client, FollowJointTrajectory, f"{ns}/moveit/follow_joint_trajectory", **action_qos()
+        )
         self.extra_action_clients: list[ActionClient] = []  # a test's own, destroyed by close()
         self.states: list[JointTrajectoryControllerState] = []
         self.client.create_subscription(
