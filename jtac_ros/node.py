@@ -64,11 +64,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.action import ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.time import Time as RosTime
@@ -92,6 +90,7 @@ from jtac_ros.gripper_server import (
     hand_limit_parameters,
 )
 from jtac_ros.record_server import RECORD_START_SERVICE, RECORD_STOP_SERVICE, RecordServer
+from jtac_ros.spin import spin_node
 from jtac_ros.state_messages import controller_state_msg, joint_state_msg, wrench_stamped
 from jtac_ros.stream_server import STREAM_SERVICE, StreamServer
 
@@ -466,33 +465,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the node (configured and activated unless ``--no-autostart``) until SIGINT/SIGTERM."""
     args = list(sys.argv if argv is None else argv)
     autostart = "--no-autostart" not in args
-    args = [a for a in args if a != "--no-autostart"]
-    context = rclpy.context.Context()
-    rclpy.init(args=args, context=context)
-    node = None
-    executor = MultiThreadedExecutor(num_threads=8, context=context)
-    try:
-        node = JtacNode(context=context)
-        executor.add_node(node)
+
+    def start(node: JtacNode) -> None:
         if autostart:
             node.trigger_configure()
             node.trigger_activate()
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ParameterError as error:
-        print(f"jtac: {error}", file=sys.stderr)
-        return 2
-    finally:
-        if node is not None:
-            if node._controller is not None:
-                node.trigger_shutdown()
-            executor.remove_node(node)
-            node.destroy_node()
-        executor.shutdown()
-        if context.ok():
-            rclpy.shutdown(context=context)
-    return 0
+
+    def shut_down(node: JtacNode) -> None:
+        if node._controller is not None:
+            node.trigger_shutdown()
+
+    return spin_node(
+        [a for a in args if a != "--no-autostart"],
+        lambda context: JtacNode(context=context),
+        start=start,
+        shut_down=shut_down,
+    )
 
 
 if __name__ == "__main__":

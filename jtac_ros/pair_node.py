@@ -29,11 +29,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -46,6 +44,7 @@ from jtac_ros import parameters as ros_parameters
 from jtac_ros.goal_log import GoalLog
 from jtac_ros.pair_description import pair_robot_description
 from jtac_ros.pair_goals import ARM_ACTION, PAIR_ACTION, PairGoalServers, joined_state
+from jtac_ros.spin import spin_node
 from jtac_ros.state_messages import joint_state_msg
 
 __all__ = [
@@ -237,28 +236,9 @@ def _base_pose(controller: Controller) -> np.ndarray:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the pair node on a simulated real-time pair until SIGINT/SIGTERM."""
     args = list(sys.argv if argv is None else argv)
-    context = rclpy.context.Context()
-    rclpy.init(args=args, context=context)
-    node = None
-    executor = MultiThreadedExecutor(num_threads=8, context=context)
-    try:
-        node = JtacPairNode(context=context)
-        executor.add_node(node)
-        node.start()
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ParameterError as error:
-        print(f"jtac pair: {error}", file=sys.stderr)
-        return 2
-    finally:
-        if node is not None:
-            executor.remove_node(node)
-            node.destroy_node()
-        executor.shutdown()
-        if context.ok():
-            rclpy.shutdown(context=context)
-    return 0
+    return spin_node(
+        args, lambda context: JtacPairNode(context=context), start=JtacPairNode.start, program="jtac pair"
+    )
 
 
 if __name__ == "__main__":
