@@ -275,17 +275,13 @@ class PairGoalServers:
                 "the arms are not running" if group is None else f"arm '{group.fault.arm}' stopped by itself"
             )
             return self._refuse(goal_handle, label, ResultCode.INVALID_STATE, why)
-        try:
+
+        def start() -> tuple[_Running, Sequence[str]]:
             parts, notes = self._split(group, goal_handle.request, group.names, group.now())
             handle = self._start_group(group, parts)
-        except GoalConversionError as error:
-            return self._refuse(goal_handle, label, error.code, error.message)
-        except (ValueError, TypeError, RuntimeError) as error:
-            return self._refuse(goal_handle, label, ResultCode.INVALID_GOAL, str(error))
-        for note in notes:
-            self._log.note(note)
-        running = _Running(handle.cancel, handle.handles, parts)
-        return self._run(goal_handle, label, group, running)
+            return _Running(handle.cancel, handle.handles, parts), notes
+
+        return self._start_and_run(goal_handle, label, group, start)
 
     @staticmethod
     def _start_group(group: ArmGroup, parts: dict[str, Any]) -> Any:
@@ -311,16 +307,32 @@ class PairGoalServers:
         if group is None:
             return self._refuse(goal_handle, label, ResultCode.INVALID_STATE, "the arms are not running")
         controller = group.controllers[arm]
-        try:
+
+        def start() -> tuple[_Running, Sequence[str]]:
             parts, notes = self._split(group, goal_handle.request, [arm], controller.controller_time())
             handle = controller.submit(goals.jtac_goal(parts[arm], parts[arm].joint_names))
+            return _Running(handle.cancel, {arm: handle}, parts), notes
+
+        return self._start_and_run(goal_handle, label, group, start)
+
+    def _start_and_run(
+        self,
+        goal_handle: Any,
+        label: str,
+        group: ArmGroup,
+        start: Callable[[], tuple[_Running, Sequence[str]]],
+    ) -> Any:
+        """Starts the goal with `start()` (a conversion refused with the code it names, any other bad
+        input as INVALID_GOAL), logs its notes and follows it to its result."""
+        try:
+            running, notes = start()
         except GoalConversionError as error:
             return self._refuse(goal_handle, label, error.code, error.message)
         except (ValueError, TypeError, RuntimeError) as error:
             return self._refuse(goal_handle, label, ResultCode.INVALID_GOAL, str(error))
         for note in notes:
             self._log.note(note)
-        return self._run(goal_handle, label, group, _Running(handle.cancel, {arm: handle}, parts))
+        return self._run(goal_handle, label, group, running)
 
     def _run(self, goal_handle: Any, label: str, group: ArmGroup, running: _Running) -> Any:
         """Follows the arms' goals to their results and answers the action."""
