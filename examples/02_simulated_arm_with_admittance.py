@@ -1,21 +1,9 @@
 """Example 02 (`make demo`): the simulated FR3 executes a trajectory with admittance while it is pushed.
 
-What runs: the MuJoCo FR3 with a 0.5 kg tool under a force/torque sensor, on its own 1 kHz clock;
-jtac's hardware real-time thread (rate matching, limiter) and controller thread (trajectory engine,
-F/T filtering, Cartesian admittance) in C++; this script only submits the goal, pushes the arm,
-watches the controller's state and records every cycle.
-
-1. The sensor reads the tool's weight at rest; the goal names the payload (mass, centre of gravity)
-   so that the controller subtracts its weight in every orientation (a tare would remove it only
-   in the pose where it was taken).
-2. A 7-joint quintic out and back (2 × 3 s), compliant in x, y and z at the end effector
-   (K = 400 N/m, critically damped), stiff in rotation.
-3. At t = 2 s a 15 N push sideways at the tool centre point for 1.5 s: the arm yields by ≈ F/K,
-   and comes back onto the trajectory when released.
-4. Prints the result code, tracking error, peak deflection and force and the loop timing, and
-   writes PNG plots (reference vs measured per joint, wrench raw vs filtered, admittance deflection,
-   loop-timing histograms) and the recording (.npz, and .mcap with ROS 2 schemas for Foxglove:
-   docs/foxglove_layout.json shows the same four views).
+The job itself is jtac_py/demo.py (`jtac demo` runs the same from an installed wheel): the MuJoCo FR3
+with a 0.5 kg tool executes a 7-joint out-and-back trajectory, compliant in x/y/z at the end effector
+(K = 400 N/m), while a 15 N push hits the tool for 1.5 s; it prints the result code, the tracking error,
+the peak deflection and force and the loop timing, and writes the plots and the recording (.npz, .mcap).
 
 Run: .venv/bin/python examples/02_simulated_arm_with_admittance.py [--lockstep] [--out DIR] [--no-plots]
 """
@@ -23,42 +11,12 @@ Run: .venv/bin/python examples/02_simulated_arm_with_admittance.py [--lockstep] 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
-
-from jtac_py import _native
-from jtac_py.controller import Controller, Trajectory
-from jtac_py.hardware import SimulatedArm
+from jtac_py import demo
 
 REPO = Path(__file__).resolve().parents[1]
-TOOL_MASS_KG, TOOL_COG_M = 0.5, (0.0, 0.0, 0.05)  # [kg], [m in the ee frame]
-STIFFNESS_N_M = 400.0  # [N/m], translational admittance stiffness
-PUSH_N = np.array([0.0, 15.0, 0.0])  # [N], world axes, at the TCP
-PUSH_AT_S, PUSH_FOR_S = 2.0, 1.5  # [s] after the goal starts
-LEG_S = 3.0  # [s], each half of the out-and-back motion
-DELTA_RAD = np.array([0.25, -0.2, 0.15, 0.25, -0.25, 0.2, 0.35])
-
-
-def rotation_vector(r: np.ndarray) -> np.ndarray:
-    """Angle·axis of a rotation matrix [rad]."""
-    angle = math.acos(max(-1.0, min(1.0, (np.trace(r) - 1.0) / 2.0)))
-    vee = 0.5 * np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
-    return vee if angle < 1e-9 else vee * angle / math.sin(angle)
-
-
-def ee_deflection(kin: _native.Kinematics, q_cmd: np.ndarray, q_ref: np.ndarray, frame: str) -> np.ndarray:
-    """(n, 6): the commanded ee pose relative to the nominal one: position [m] and rotation vector [rad]."""
-    out = np.zeros((len(q_cmd), 6))
-    for k in range(len(q_cmd)):
-        t_cmd = kin.forward(q_cmd[k], frame)
-        t_ref = kin.forward(q_ref[k], frame)
-        out[k, :3] = t_cmd[:3, 3] - t_ref[:3, 3]
-        out[k, 3:] = rotation_vector(t_ref[:3, :3].T @ t_cmd[:3, :3])
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,108 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "build" / "demo", help="plots and recording")
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args(argv)
-
-    started = time.monotonic()
-    clock = "lockstep" if args.lockstep else "realtime"
-    arm = SimulatedArm("fr3", clock=clock, tool_mass_kg=TOOL_MASS_KG, tool_cog_m=TOOL_COG_M)
-    # The admittance's deflection counts as path error (the spec compares the trajectory with the
-    # measured position): allow the push's ≈ 40 mm (≈ 0.1 rad on a joint) with margin.
-    controller = Controller(
-        arm, default_path_tolerance=0.25, default_goal_tolerance=0.02, default_goal_time_tolerance=1.0
-    )
-    print(f"jtac demo: simulated FR3 ({clock}), controller at {controller.update_rate_hz} Hz")
-    with controller:
-        if args.lockstep:
-            controller.step(200)
-        else:
-            time.sleep(0.2)
-        weight = np.linalg.norm(controller.state.wrench_filtered[:3])
-        print(
-            f"  {arm.sensor_frame} reads {weight:.2f} N at rest: the tool's weight, compensated in the goal"
-        )
-
-        q0 = controller.state.q_cmd
-        q1 = q0 + DELTA_RAD
-        samples = 60
-        out_leg = Trajectory.quintic(q0, q1, LEG_S, samples=samples)
-        back_leg = Trajectory.quintic(q1, q0, LEG_S, samples=samples)
-        trajectory = Trajectory(
-            times_s=np.concatenate([out_leg.times_s, np.asarray(back_leg.times_s) + LEG_S]),
-            positions_rad=np.vstack([out_leg.positions_rad, back_leg.positions_rad]),
-            velocities_rad_s=np.vstack([out_leg.velocities_rad_s, back_leg.velocities_rad_s]),
-            accelerations_rad_s2=np.vstack([out_leg.accelerations_rad_s2, back_leg.accelerations_rad_s2]),
-        )
-        admittance = {
-            "mass": [4.0, 4.0, 4.0, 1.0, 1.0, 1.0],  # [kg, kg·m²]
-            "stiffness": [STIFFNESS_N_M] * 3 + [50.0] * 3,  # [N/m, N·m/rad]
-            "selected_axes": [True, True, True, False, False, False],
-            "end_effector_mass_kg": TOOL_MASS_KG,
-            "end_effector_cog_m": list(TOOL_COG_M),
-        }
-        print(
-            f"  goal: out and back over {2 * LEG_S:.0f} s, compliant in x/y/z (K = {STIFFNESS_N_M:.0f} N/m)"
-        )
-        with controller.record(path=args.out / "demo_recording.npz") as recording:
-            handle = controller.follow(trajectory, admittance=admittance, wait=False)
-            t_goal = controller.state.time
-            pushed = False
-            next_print = 0.0
-            while not handle.done():
-                state = controller.state
-                t = state.time - t_goal
-                if not pushed and t >= PUSH_AT_S:
-                    arm.push(PUSH_N, PUSH_FOR_S)
-                    pushed = True
-                    print(
-                        f"  t = {t:4.1f} s  push {np.linalg.norm(PUSH_N):.0f} N along +y for {PUSH_FOR_S} s"
-                    )
-                if t >= next_print:
-                    force = np.linalg.norm(state.wrench_control[:3])
-                    offset = np.degrees(np.abs(state.joint_offset).max())
-                    print(f"  t = {t:4.1f} s  |F| = {force:5.1f} N  largest joint offset {offset:5.2f}°")
-                    next_print += 1.0
-                if args.lockstep:
-                    controller.step(10)
-                else:
-                    time.sleep(0.01)
-            result = handle.result()
-        timing = controller.timing()
-
-    data = recording.data()
-    kin = _native.Kinematics()
-    kin.configure(arm.urdf_xml, "fr3_link0", controller.joint_names)
-    data["ee_deflection"] = ee_deflection(kin, data["q_cmd"], data["q_ref"], arm.ee_frame)
-    t_rel = data["time"] - t_goal
-    unpushed = (t_rel < PUSH_AT_S) | (t_rel > PUSH_AT_S + PUSH_FOR_S + 1.5)
-    tracking = np.abs(data["q_cmd"] - data["q"])[unpushed].max()
-    deflection_mm = 1e3 * np.linalg.norm(data["ee_deflection"][:, :3], axis=1)
-    force_n = np.linalg.norm(data["wrench_control"][:, :3], axis=1)
-    loop, hw, dext = timing["loop"], timing["hardware"], timing["dext"]
-
-    print(f"result: {result.code.name} ({result.error_code}) {result.message}")
-    print(f"  tracking error |q_cmd − q| outside the push: max {1e3 * tracking:.2f} mrad")
-    print(
-        f"  peak deflection {deflection_mm.max():.1f} mm at peak force {force_n.max():.1f} N "
-        f"(F/K = {1e3 * np.linalg.norm(PUSH_N) / STIFFNESS_N_M:.1f} mm)"
-    )
-    print(f"  recorded {recording.rows} cycles, {recording.dropped} dropped")
-    print(
-        f"  loop: dEXT median {1e6 * dext['median_s']:.1f} µs, p99 {1e6 * dext['p99_s']:.1f} µs, "
-        f"max {1e6 * dext['max_s']:.1f} µs; unserved {loop['unserved_cycles']} of {hw['packets']} ticks; "
-        f"largest gap between device commands {1e-3 * loop['max_device_command_gap_us']:.2f} ms"
-    )
-    args.out.mkdir(parents=True, exist_ok=True)
-    np.savez(args.out / "demo_recording.npz", **data)
-    print(f"  wrote {recording.save(args.out / 'demo.mcap')}")
-    if not args.no_plots:
-        from jtac_py import plots
-
-        window = (t_goal + PUSH_AT_S, t_goal + PUSH_AT_S + PUSH_FOR_S)
-        for path in plots.plot_all(
-            data, args.out, prefix="demo", joint_names=controller.joint_names, push_window=window
-        ):
-            print(f"  wrote {path}")
-    print(f"done in {time.monotonic() - started:.1f} s")
+    result = demo.run(args.out, lockstep=args.lockstep, plots=not args.no_plots)
     return 0 if result.ok else 1
 
 

@@ -1,4 +1,5 @@
-"""The ``jtac`` verbs that need no ROS: ``plot``, ``convert``, ``plot-admittance``, ``doctor`` and ``why``.
+"""The ``jtac`` verbs that need no ROS: ``demo``, ``plot``, ``convert``, ``plot-admittance``, ``doctor``,
+``why``.
 
 They live here, in the library, so that they run where no ROS 2 is installed (``make setup-demo``).
 The ``jtac`` command (jtac_ros.cli) offers them beside the ROS verbs; ``python -m jtac_py.cli`` offers
@@ -10,13 +11,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from jtac_py.cli import convert, doctor, plot, plot_admittance, why
+from jtac_py.cli import convert, demo, doctor, plot, plot_admittance, why
 from jtac_py.cli.common import run_verb
 
 __all__ = ["VERBS", "build_parser", "main"]
 
 # In the order `jtac --help` lists them, after the ROS verbs.
-VERBS = (plot, convert, plot_admittance, doctor, why)
+VERBS = (demo, plot, convert, plot_admittance, doctor, why)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,6 +18,8 @@ Subcommands (``jtac <command> --help`` for the options)::
     jtac lifecycle get | set TRANSITION                       the node's lifecycle state, a transition
     jtac list-controllers [--verbose]                         the controller, its type and state
     jtac switch [--activate NAME] [--deactivate NAME]         activate / deactivate the controller
+    jtac demo [--out DIR] [--lockstep] [--no-plots]           the simulated FR3 pushed while it follows a
+                                                              trajectory with admittance (make demo's job)
     jtac plot RECORD.npz|.mcap [--out DIR]                    write the four plots of a recording
     jtac convert IN OUT                                       a recording .npz <-> .mcap (ROS 2 schemas)
     jtac plot-admittance --mass M --stiffness K [--damping D] [--rate HZ] [--out FILE]
@@ -29,10 +31,11 @@ Every command that talks to the node takes ``--node NAME`` (default
 ``joint_trajectory_admittance_controller``) and ``--wait S``, how long to wait for the node's action,
 service or topic to be discovered. Goal files are described in jtac_ros/goal_file.py.
 
-``jtac plot``, ``jtac convert``, ``jtac plot-admittance`` and ``jtac doctor`` need no node and no ROS:
-they live in jtac_py.cli and run where no ROS 2 is installed; a ROS verb there says that it needs ROS 2
-and how to get it (exit 2). ``jtac plot-admittance`` runs goal intake's stability check (jtac_py.admittance,
-docs/admittance.md), prints one line per axis and exits 1 when goal intake would reject the set.
+``jtac demo``, ``jtac plot``, ``jtac convert``, ``jtac plot-admittance`` and ``jtac doctor`` need no node
+and no ROS: they live in jtac_py.cli and run where no ROS 2 is installed; a ROS verb there says that it
+needs ROS 2 and how to get it (exit 2). ``jtac plot-admittance`` runs goal intake's stability check
+(jtac_py.admittance, docs/admittance.md), prints one line per axis and exits 1 when goal intake would
+reject the set.
 
 ``jtac doctor`` (jtac_py/doctor/, docs/doctor.md) checks the kernel,
 scheduling limits, CPUs and the route to the robot, measures wake-up lateness, and names the fix of

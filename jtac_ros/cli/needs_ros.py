@@ -38,5 +38,5 @@ def needs_ros_message(missing: str = "rclpy") -> str:
     """Why a ROS verb cannot run here, and how to get ROS 2."""
     return (
         f"needs ROS 2, and {missing} does not import in this Python environment: {_HOW_TO_GET_ROS}. "
-        "The verbs plot, plot-admittance and doctor need no ROS."
+        "The verbs demo, plot, convert, plot-admittance, doctor and why need no ROS."
     )
