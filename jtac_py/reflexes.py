@@ -113,7 +113,9 @@ class Explanation:
         own state (franka-sim and the FR3 evaluate the position-based velocity bound at the measured
         position, and the measured-motion reflexes on the measured velocity, which trails and
         overshoots the command), so a command within a few percent of the bound can trip it."""
-        if self.quantity == "position" or self.value is None or not self.limit or abs(self.value) > self.limit:
+        if self.quantity == "position" or self.value is None or not self.limit:
+            return ""
+        if abs(self.value) > self.limit:
             return ""
         short_pct = 100.0 * (1.0 - abs(self.value) / self.limit)
         return (
