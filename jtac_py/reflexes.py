@@ -107,7 +107,6 @@ class Explanation:
             text += f" (trace: {self.trace_path}; `jtac why` explains it again)"
         return text
 
-
     def _short_of_the_limit(self) -> str:
         """Why a reflex named a limit the command stayed under: the robot judges its bounds on its
         own state (franka-sim and the FR3 evaluate the position-based velocity bound at the measured
