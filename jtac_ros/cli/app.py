@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         "file or value, or no node; 130 interrupted.",
     )
     # Accepted before and after the command; the verb's copy (options.node_option) only sets it when given.
+    parser.add_argument("--version", action="version", version=f"jtac {jtac_py.__version__}")
     parser.add_argument("--node", type=node_name, default=f"/{DEFAULT_NODE}", metavar="NAME", help=NODE_HELP)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for verb in ROS_VERBS:
