@@ -51,6 +51,7 @@ lint:
 	$(PY) -m jtac_py.robots.generate --check
 	$(PY) -m jtac_py.parameters --check
 	$(PY) scripts/check_layers.py
+	$(MAKE) --no-print-directory docs DOCS_GENERATE=--check
 	$(PY) scripts/run_clang_tidy.py $(BUILD)
 
 # clang-tidy alone (.clang-tidy; which checks and why: docs/lint.md), over the build's compile commands.
@@ -118,6 +119,21 @@ bench-mcap: setup
 # thread layout (about 2 minutes; not in `make test`). Figures in bench/README.md, "Two arms".
 bench-pair: setup setup-franka-sim
 	$(PY) bench/bench_pair.py $(BENCH_PAIR_ARGS)
+
+# The reference docs (mkdocs.yml): the guides in docs/ and the API reference from the docstrings
+# (docs/reference/, written from jtac_py.__all__ by docs/gen_reference.py), built with --strict (a
+# warning, e.g. a broken link or cross-reference, fails) into build/docs/: open build/docs/index.html.
+# Installs requirements-docs.txt into the venv first when it changed. About 5 s; `make lint` runs it
+# with DOCS_GENERATE=--check (the generated pages must be current).
+DOCS_GENERATE ?=
+.PHONY: docs
+docs:
+	@want=$$(sha256sum requirements-docs.txt | cut -d' ' -f1); \
+	if [ "$$(cat $(VENV)/.jtac-requirements-docs.sha256 2>/dev/null)" != "$$want" ]; then \
+	  $(PY) -m pip install -q -r requirements-docs.txt -c requirements.txt && echo "$$want" > $(VENV)/.jtac-requirements-docs.sha256; \
+	fi
+	$(PY) docs/gen_reference.py $(DOCS_GENERATE)
+	$(VENV)/bin/mkdocs build --strict --quiet
 
 clean:
 	rm -rf build $(VENV) .venv-sim

@@ -17,7 +17,7 @@ import threading
 import mujoco
 import numpy as np
 
-from jtac_py import _native, robots
+from jtac_py import Kinematics, robots
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(1, 101)))
@@ -37,7 +37,7 @@ def sample_trajectory(q_start, q_goal):
 
 def tcp_path(times, positions):
     """TCP positions [m] in the base frame from jtac_core, and the largest gap to MuJoCo's."""
-    kin = _native.Kinematics()
+    kin = Kinematics()
     kin.configure(robots.urdf_xml(ROBOT), f"{ROBOT}_link0", robots.joint_names(ROBOT))
     model = mujoco.MjModel.from_xml_string(robots.mjcf_xml(ROBOT))
     data = mujoco.MjData(model)

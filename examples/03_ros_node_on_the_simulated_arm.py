@@ -1,6 +1,6 @@
 """Example 03: the ROS 2 controller node on the simulated FR3, driven as MoveIt and a user would.
 
-1. Starts the node (``jtac_ros.node.JtacNode``: lifecycle configure + activate) on the simulated arm
+1. Starts the node (``jtac_ros.JtacNode``: lifecycle configure + activate) on the simulated arm
    in real time, and a client node on its own DDS participant (localhost only).
 2. Sends a MoveIt-style ``control_msgs/FollowJointTrajectory`` goal (per-joint JointTolerance, a
    settling time) to ``~/moveit/follow_joint_trajectory``.
@@ -39,7 +39,7 @@ from rclpy.executors import MultiThreadedExecutor
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from jtac_ros.node import DEFAULT_NODE_NAME, JtacNode
+from jtac_ros import DEFAULT_NODE_NAME, JtacNode
 
 NS = f"/{DEFAULT_NODE_NAME}"
 DELTA = np.array([0.25, -0.2, 0.15, 0.25, -0.25, 0.2, 0.35])  # [rad]

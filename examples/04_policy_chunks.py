@@ -22,8 +22,7 @@ import time
 
 import numpy as np
 
-from jtac_py.controller import Controller
-from jtac_py.hardware import SimulatedArm
+from jtac_py import Controller, SimulatedArm
 
 AMPLITUDE_RAD = np.array([0.15, -0.10, 0.10, 0.20, -0.15, 0.10, 0.25])
 OMEGA_RAD_S = np.array([1.5, 2.0, 2.5, 1.2, 3.0, 1.8, 2.2])

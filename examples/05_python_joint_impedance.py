@@ -2,7 +2,7 @@
 
 What runs: the MuJoCo FR3, jtac's hardware and controller threads, and a control law of this script's
 own: each joint is a virtual mass-spring-damper about where it started, driven by the external joint
-torque the robot measures (m·ẍ + d·ẋ + k·x = τ_ext, command q0 + x). ``jtac_py.laws.compile`` turns the
+torque the robot measures (m·ẍ + d·ẋ + k·x = τ_ext, command q0 + x). ``jtac_py.compile_law`` turns the
 Python function into a C callback (Numba, nopython, no allocation) that the controller thread calls
 every cycle without Python or the GIL; ``controller.use_law(law, params)`` switches to it and
 ``law.set_params`` retunes it while it runs.
@@ -22,9 +22,7 @@ import time
 
 import numpy as np
 
-from jtac_py import laws
-from jtac_py.controller import Controller
-from jtac_py.hardware import SimulatedArm
+from jtac_py import Controller, SimulatedArm, laws
 
 
 def joint_impedance(t, dt, q, dq, q_d, tau_ext, wrench, tcp_pose, jacobian, params, memory, q_cmd, dq_cmd):

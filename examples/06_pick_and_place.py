@@ -21,9 +21,7 @@ import sys
 
 import numpy as np
 
-from jtac_py import _native, robots
-from jtac_py.controller import Controller, ResultCode, Trajectory
-from jtac_py.hardware import SimulatedArm
+from jtac_py import Controller, Kinematics, ResultCode, SimulatedArm, Trajectory, robots
 
 OBJECT_WIDTH_M = 0.04  # along the fingers' axis [m]
 APPROACH_M = 0.10  # the start pose is this far above the pick pose [m]
@@ -60,7 +58,7 @@ def main() -> int:
     args = parser.parse_args()
     spec = robots.robot_spec("fr3")
     q_start = np.array(spec.q_home_rad)
-    kinematics = _native.Kinematics()  # the arm with its hand, for the poses
+    kinematics = Kinematics()  # the arm with its hand, for the poses
     kinematics.configure(robots.urdf_xml("fr3", hand=True), "fr3_link0", robots.joint_names("fr3"))
     q_pick = ik_offset(kinematics, q_start, "fr3_tcp", np.array([0.0, 0.0, -APPROACH_M]))
     q_place = ik_offset(kinematics, q_pick, "fr3_tcp", np.array([0.0, SIDEWAYS_M, LIFT_M]))

@@ -1,4 +1,4 @@
-"""Example 07: two simulated FR3s in one process, on one clock (``jtac_py.arm_group.ArmGroup``).
+"""Example 07: two simulated FR3s in one process, on one clock (``jtac_py.ArmGroup``).
 
 What runs: two MuJoCo FR3s side by side, 0.6 m apart, facing a table (each with its own F/T sensor,
 hardware thread and controller thread), the group on the host's steady clock. Two steps of a
@@ -23,8 +23,7 @@ import time
 
 import numpy as np
 
-from jtac_py.arm_group import ArmGroup
-from jtac_py.controller import Trajectory
+from jtac_py import ArmGroup, Trajectory
 
 TURN_RAD = 0.55  # joint 1 of each arm, towards the other [rad]
 LIFT_RAD = np.array([0.0, -0.25, 0.0, 0.35, 0.0, -0.1, 0.0])  # a lift of the object, per arm [rad]

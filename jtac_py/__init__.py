@@ -116,7 +116,7 @@ _LAZY_NAMES = {"load_mcap": "jtac_py.mcap_io", "load_group_mcap": "jtac_py.mcap_
 # Grouped as the reference docs show them (docs/gen_reference.py reads the group comments).
 __all__ = [  # noqa: RUF022
     "__version__",
-    # The controller and what it hands back
+    # Controller: the controller and what it hands back
     "Controller",
     "ControllerState",
     "GoalHandle",
@@ -140,7 +140,7 @@ __all__ = [  # noqa: RUF022
     "GroupStream",
     "GroupRecording",
     "TrajectoryTimeGap",
-    # Goals and trajectories
+    # Goals: trajectories, and goals as the core holds them
     "Trajectory",
     "tip_goal",
     "admittance_goal",
@@ -150,15 +150,15 @@ __all__ = [  # noqa: RUF022
     "TipGoal",
     "AdmittanceGoal",
     "SegmentKind",
-    # Streams of targets and action chunks
+    # Streams: targets and action chunks joined on the controller clock
     "Stream",
     "StreamState",
     "Chunk",
-    # Control laws written in Python
+    # Laws: control laws written in Python, run by the controller thread
     "laws",
     "compile_law",
     "CompiledLaw",
-    # The gripper (Franka Hand)
+    # Gripper: the Franka Hand
     "Gripper",
     "GripperHandle",
     "GripperResult",
@@ -168,7 +168,7 @@ __all__ = [  # noqa: RUF022
     "HandLimits",
     "HandBackend",
     "FRANKA_HAND",
-    # Recordings
+    # Recordings: every controller cycle, saved as .npz or .mcap, and plotted
     "Recording",
     "LogEvent",
     "load_recording",
@@ -176,12 +176,12 @@ __all__ = [  # noqa: RUF022
     "load_group_mcap",
     "CYCLE_FIELDS",
     "plots",
-    # Admittance settings: the stability check at intake, a step response
+    # Admittance: the settings' stability check at intake, a step response
     "check_admittance",
     "AdmittanceCheck",
     "AxisCheck",
     "admittance_step_response",
-    # Robot descriptions
+    # Robots: the robot descriptions and their kinematics
     "robots",
     "RobotSpec",
     "GraspObject",
@@ -189,14 +189,14 @@ __all__ = [  # noqa: RUF022
     "joint_names",
     "Kinematics",
     "NUM_JOINTS",
-    # Reflexes explained
+    # Reflexes: a robot's reflex explained
     "explain_reflex",
     "Explanation",
-    # Errors
+    # Errors: what the API raises
     "GoalError",
     "LawCompileError",
     "ParameterError",
-    # The machine and the build: checks before a run, the demo
+    # Machine: checks before a run, the build, the demo
     "doctor",
     "demo",
     "HAVE_LIBFRANKA",

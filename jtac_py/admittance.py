@@ -55,7 +55,7 @@ _SEVERITY = ("invalid_input", "unstable", "near_bound", "lightly_damped", "stabl
 
 @dataclass(frozen=True)
 class AxisCheck:
-    """One axis: the core's verdict and figures (``_native.AxisStability``), with its name."""
+    """One axis: the core's verdict and figures (the native ``AxisStability``), with its name."""
 
     axis: int  # 0..5 = x y z rx ry rz
     name: str

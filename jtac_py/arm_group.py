@@ -398,7 +398,7 @@ class ArmGroup:
 
         trajectory: a Trajectory over the group's joints (joint_names None or the group's names), split
             per arm, or {arm: Trajectory} (in the arm's joint names; the arms named only; a
-            ``_native.TrajectoryGoal`` per arm as well, as the ROS pair node converts its messages).
+            ``jtac_py.TrajectoryGoal`` per arm as well, as the ROS pair node converts its messages).
         admittance, tolerances, thresholds, joint_damping_per_s: as Controller.follow() takes them,
             for every arm, or admittance as {arm: admittance}.
         start_at_s: the group time [s] the trajectories start at (default now + lead_s); it must lie

@@ -236,7 +236,7 @@ class Controller(LoopView):
         return self._intake.submit_trajectory(trajectory, self.joint_names, *goal_options)
 
     def submit(self, goal: Any) -> GoalHandle:
-        """Submits a prepared core goal: a ``_native.JtacGoal`` (``jtac_py.goals.jtac_goal`` builds
+        """Submits a prepared core goal: a ``jtac_py.AdmittanceGoal`` (``jtac_py.admittance_goal`` builds
         one with the defaults of follow(); the ROS node converts its messages to one), or, kept for
         compatibility, the dict of its constructor's arguments (trajectory, tips,
         joint_damping_per_s, absolute_force_torque_threshold; fields as given, no defaults;
@@ -415,7 +415,7 @@ class Controller(LoopView):
 
     def feed_wrench(self, sensor_frame: str, wrench_n_nm: Sequence[float]) -> None:
         """Hands over the newest reading of an external force/torque sensor: the tip of `sensor_frame`
-        whose sensor is not the arm's (wrench_sources "external"). wrench_n_nm: [Fx Fy Fz Tx Ty Tz]
+        whose sensor is not the arm's (wrench_sources "external"). wrench_n_nm: Fx Fy Fz Tx Ty Tz
         [N, N·m] in the sensor frame's axes, about its origin; held until the next reading; a
         non-finite value is a sensor fault. Never waits; any thread. ValueError for an unknown frame,
         a tip that does not read an external sensor or a wrench that is not 6 numbers."""

@@ -1,4 +1,4 @@
-"""Goals as the core's bound types (``_native.TrajectoryGoal``, ``TipGoal``, ``JtacGoal``), with their
+"""Goals as the core's bound types (``jtac_py.TrajectoryGoal``, ``TipGoal``, ``AdmittanceGoal``), with their
 defaults in one place.
 
 Every adapter builds its goal here: the Python API (``Controller.follow`` / ``submit`` / ``stream``),
@@ -124,7 +124,7 @@ class Trajectory:
         )
 
     def to_goal(self, default_joint_names: Sequence[str]) -> Any:
-        """The core's ``_native.TrajectoryGoal``; ValueError naming the field when a shape is wrong."""
+        """The core's ``TrajectoryGoal``; ValueError naming the field when a shape is wrong."""
         names = list(self.joint_names) if self.joint_names is not None else list(default_joint_names)
         times = np.asarray(self.times_s, dtype=float).reshape(-1)
         n = len(times)
@@ -206,7 +206,7 @@ def _trajectory_of(trajectory: Mapping[str, Any], where: str, joint_names: Seque
 
 
 def trajectory_goal(trajectory: Any, joint_names: Sequence[str]) -> Any:
-    """A ``_native.TrajectoryGoal`` from a Trajectory, a TrajectoryGoal (as is) or a dict with the
+    """A ``TrajectoryGoal`` from a Trajectory, a TrajectoryGoal (as is) or a dict with the
     TrajectoryGoal's fields (its points with the core's names or a ROS point's: positions, velocities,
     accelerations, time_from_start [s]); joint_names default to `joint_names`."""
     if isinstance(trajectory, Trajectory):
@@ -273,7 +273,7 @@ def build_tip_goal(
     absolute_force_torque_threshold: Any = None,
     index: int = 0,
 ) -> Any:
-    """One tip's ``_native.TipGoal`` from its fields (TIP_KEYS; None = not given, the TipGoal's
+    """One tip's ``TipGoal`` from its fields (TIP_KEYS; None = not given, the TipGoal's
     default), with the defaults of the module docstring. ValueError naming ``tips[index]`` and the
     field for a shape the TipGoal cannot take."""
     fields = {
@@ -306,7 +306,7 @@ def _six_axes(value: Any) -> Any:
 
 
 def tip_goal(admittance: Any, index: int = 0) -> Any:
-    """One tip's ``_native.TipGoal`` from a TipGoal (as is) or a mapping of TIP_KEYS (the Python API's
+    """One tip's ``TipGoal`` from a TipGoal (as is) or a mapping of TIP_KEYS (the Python API's
     admittance dict), whose entries are build_tip_goal's arguments. ValueError naming ``tips[index]``
     and the key for a key that is not a tip's field."""
     if isinstance(admittance, _native.TipGoal):
@@ -343,10 +343,10 @@ def jtac_goal(
     thresholds: Sequence[float] | None = None,
     joint_damping_per_s: float = DEFAULT_JOINT_DAMPING_PER_S,
 ) -> Any:
-    """The ``_native.JtacGoal`` of ``Controller.follow``'s arguments (see docs/python_api.md):
+    """The ``AdmittanceGoal`` of ``Controller.follow``'s arguments (see docs/python_api.md):
     trajectory (trajectory_goal; joint_names = the controller's), admittance (tip_goals), tolerances
     {"path": rad, "goal": rad, "goal_time": s} (a number or one per joint; absent = the parameter
-    defaults), thresholds [Fx Fy Fz Tx Ty Tz] [N, N·m] (None = the parameter default) and
+    defaults), thresholds Fx Fy Fz Tx Ty Tz [N, N·m] (None = the parameter default) and
     joint_damping_per_s [1/s]."""
     goal = _native.JtacGoal(
         trajectory_goal(trajectory, joint_names),
@@ -367,7 +367,7 @@ _JTAC_GOAL_KEYS = ("trajectory", "tips", "joint_damping_per_s", "absolute_force_
 
 
 def as_jtac_goal(goal: Any) -> Any:
-    """The ``_native.JtacGoal`` that ``Controller.submit`` takes: a JtacGoal as is, or the mapping of
+    """The ``AdmittanceGoal`` that ``Controller.submit`` takes: a JtacGoal as is, or the mapping of
     its constructor's arguments with each field as given (none of follow()'s defaults; an absent
     field is the C++ struct's): trajectory a TrajectoryGoal or the mapping of its fields, points
     GoalPoints or theirs; tips TipGoals or mappings of TIP_KEYS. ValueError naming where and the key

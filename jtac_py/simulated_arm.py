@@ -38,10 +38,13 @@ class SimulatedArm:
     Args:
         robot: "fr3" or "panda".
         clock: "realtime" (the arm's own 1 kHz clock) or "lockstep" (advanced by Controller.step()).
-        tool_mass_kg, tool_cog_m, tcp_offset_m: the tool below the sensor [kg, m in the ee frame]; the
-            sensor reads its weight, which a goal's end_effector_mass/cog compensates.
+        tool_mass_kg: the mass of the tool below the sensor [kg]; the sensor reads its weight, which a
+            goal's end_effector_mass/cog compensates.
+        tool_cog_m: the tool's centre of gravity [m in the ee frame].
+        tcp_offset_m: the tool centre point [m in the ee frame].
         q_init_rad: joint positions at start [rad]; default the robot's home pose.
-        stiffness_nm_rad, damping_nm_s_rad: the robot's joint impedance (default Franka's Table 2 gains).
+        stiffness_nm_rad: the robot's joint stiffness [N·m/rad] (default Franka's Table 2 gains).
+        damping_nm_s_rad: the robot's joint damping [N·m·s/rad] (default Franka's Table 2 gains).
         hand: a Franka Hand (0.73 kg, TCP 0.1034 m below the flange) in the model; ``gripper`` drives it.
         grasp_object: a ``robots.GraspObject`` (a box on a pedestal) between the open fingers when the
             arm is at its at_q_rad (default q_init_rad).
