@@ -4,7 +4,8 @@ Everything a program needs is importable from here::
 
     from jtac_py import Controller, SimulatedArm, Trajectory
 
-    with Controller(SimulatedArm("fr3", clock="lockstep")) as controller:
+    with Controller(SimulatedArm("fr3", clock="lockstep")) as controller:  # on a virtual clock
+        controller.step(1)  # the first cycle: the state exists from then on
         q0 = controller.state.q_cmd
         result = controller.follow(Trajectory.quintic(q0, q0 + 0.1, 2.0), timeout=10.0)
 
@@ -16,7 +17,8 @@ under readable names; ``jtac_py._native`` itself is private.
 
 Importing ``jtac_py`` loads the native module and numpy, never ROS, MuJoCo's Python package or
 matplotlib: ``plots`` (matplotlib), ``doctor``, ``demo``, and the MCAP readers (``load_mcap``,
-``load_group_mcap``: the ``mcap`` packages) are imported on first use.
+``load_group_mcap``: the ``mcap`` packages) are imported on first use (``from jtac_py import *``
+imports them too, and so needs the ``plot`` and ``mcap`` extras).
 
 The name differs from ``jtac``, which is the rosidl-generated interface package (``jtac.action``,
 ``jtac.msg``) that the ROS build installs; the ROS 2 node is ``jtac_ros``.

@@ -222,3 +222,16 @@ def test_reference_pages_are_current_and_cover_every_public_name():
     documented = re.findall(r"^::: jtac_py\.(\w+)$", "".join(pages.values()), flags=re.MULTILINE)
     assert sorted(documented) == sorted(n for n in jtac_py.__all__ if n != "__version__")
     assert "| `GOAL_ABORTED_DUE_TO_STITCHING` | -8 |" in pages["controller.md"]
+
+
+def test_the_examples_of_the_package_docstring_and_the_docs_home_run():
+    """The first code a reader sees (``help(jtac_py)``, docs/index.md) runs as written, in lockstep: the
+    goal succeeds and the arm ends within the goal tolerance of the target."""
+    block = jtac_py.__doc__.split("::\n", 1)[1].split("\nThe names below", 1)[0]
+    home = FENCE.search((ROOT / "docs" / "index.md").read_text()).group(1)
+    for code in (textwrap.dedent(block), home):
+        scope: dict = {}
+        exec(compile(code, "<example>", "exec"), scope)
+        assert scope["result"].code == jtac_py.ResultCode.SUCCESSFUL
+        controller = scope["controller"]
+        assert abs(controller.state.q - (scope["q0"] + 0.1)).max() < 0.01
