@@ -32,9 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jtac_py import _native
-from jtac_py.controller import Controller, Trajectory
-from jtac_py.hardware import SimulatedArm
+from jtac_py import Controller, Kinematics, SimulatedArm, Trajectory
 
 __all__ = ["DemoResult", "ee_deflection", "mcap_available", "plots_available", "rotation_vector", "run"]
 
@@ -81,7 +79,7 @@ def rotation_vector(r: np.ndarray) -> np.ndarray:
     return vee if angle < 1e-9 else vee * angle / math.sin(angle)
 
 
-def ee_deflection(kin: _native.Kinematics, q_cmd: np.ndarray, q_ref: np.ndarray, frame: str) -> np.ndarray:
+def ee_deflection(kin: Kinematics, q_cmd: np.ndarray, q_ref: np.ndarray, frame: str) -> np.ndarray:
     """(n, 6): the commanded ee pose relative to the nominal one: position [m] and rotation vector [rad]."""
     out = np.zeros((len(q_cmd), 6))
     for k in range(len(q_cmd)):
@@ -170,7 +168,7 @@ def run(
         timing = controller.timing()
 
     data = recording.data()
-    kin = _native.Kinematics()
+    kin = Kinematics()
     kin.configure(arm.urdf_xml, "fr3_link0", controller.joint_names)
     data["ee_deflection"] = ee_deflection(kin, data["q_cmd"], data["q_ref"], arm.ee_frame)
     t_rel = data["time"] - t_goal
