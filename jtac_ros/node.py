@@ -95,6 +95,7 @@ from jtac_ros.state_messages import controller_state_msg, joint_state_msg, wrenc
 from jtac_ros.stream_server import STREAM_SERVICE, StreamServer
 
 DEFAULT_NODE_NAME = "joint_trajectory_admittance_controller"
+"""The node's name unless one is given: its interfaces are ``/joint_trajectory_admittance_controller/...``."""
 TRAJECTORY_TOPIC = "~/joint_trajectory"
 ROBOT_DESCRIPTION_TOPIC = "robot_description"
 

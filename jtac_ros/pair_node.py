@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 DEFAULT_PAIR_NODE_NAME = "jtac_pair_controller"
+"""The pair node's name unless one is given: its interfaces are ``/jtac_pair_controller/...``."""
 #: An arm's tare service and time-scale parameter; format with arm=<its name>.
 ZERO_FTS_SERVICE = "~/{arm}/zero_fts"
 TIME_SCALE_PARAMETER = "{arm}.time_scale_percentage"

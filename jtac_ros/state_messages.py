@@ -128,7 +128,7 @@ def joint_state_msg(
 
 
 def wrench_stamped(wrench6: Any, frame_id: str, stamp: Any) -> WrenchStamped:
-    """geometry_msgs/WrenchStamped from [Fx Fy Fz Tx Ty Tz] [N, N·m] in frame `frame_id`."""
+    """geometry_msgs/WrenchStamped from Fx Fy Fz Tx Ty Tz [N, N·m] in frame `frame_id`."""
     w = np.asarray(wrench6, dtype=float).reshape(-1)
     if len(w) != 6:
         raise ValueError(f"wrench has {len(w)} values, expected 6 [Fx Fy Fz Tx Ty Tz]")

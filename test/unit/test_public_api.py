@@ -222,6 +222,7 @@ def test_reference_pages_are_current_and_cover_every_public_name():
     documented = re.findall(r"^::: jtac_py\.(\w+)$", "".join(pages.values()), flags=re.MULTILINE)
     assert sorted(documented) == sorted(n for n in jtac_py.__all__ if n != "__version__")
     assert "| `GOAL_ABORTED_DUE_TO_STITCHING` | -8 |" in pages["controller.md"]
+    assert re.findall(r"^::: jtac_ros\.(\w+)$", pages["ros.md"], flags=re.MULTILINE) == jtac_ros.__all__
 
 
 def test_the_examples_of_the_package_docstring_and_the_docs_home_run():
