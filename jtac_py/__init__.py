@@ -31,86 +31,94 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from jtac_py import _native, laws, robots
-from jtac_py.admittance import AdmittanceCheck, AxisCheck
-from jtac_py.admittance import check as check_admittance
-from jtac_py.admittance import step_response as admittance_step_response
-from jtac_py.arm_group import (
-    ArmFault,
-    ArmGroup,
-    GroupGoalHandle,
-    GroupRecording,
-    GroupResult,
-    GroupStream,
-    TrajectoryTimeGap,
-)
-from jtac_py.arms import build_arm
-from jtac_py.chunks import Chunk
-from jtac_py.controller import Controller
-from jtac_py.goals import Trajectory, critical_damping, tip_goal
-from jtac_py.goals import jtac_goal as admittance_goal
-from jtac_py.gripper import (
-    FRANKA_HAND,
-    Gripper,
-    GripperEvent,
-    GripperHandle,
-    GripperResult,
-    GripperResultCode,
-    GripperState,
-    HandBackend,
-    HandLimits,
-)
-from jtac_py.hardware import Arm, FrankaArm, SimulatedArm
-from jtac_py.laws import CompiledLaw, LawCompileError
-from jtac_py.laws import compile as compile_law
-from jtac_py.parameters import ParameterError
-from jtac_py.recording import ControllerState, LogEvent, Recording
-from jtac_py.recording import load as load_recording
-from jtac_py.reflexes import Explanation
-from jtac_py.reflexes import explain as explain_reflex
-from jtac_py.results import GoalError, GoalHandle, GoalResult, TareResult
-from jtac_py.robots import GraspObject, RobotSpec, joint_names, robot_spec
-from jtac_py.streaming import Stream
+# Everything below needs the native module. Where it does not import (not built, a shared library
+# missing), `import jtac_py` still works so that `jtac doctor` can say why; a public name then
+# raises ImportError with the cause when it is used.
+try:
+    from jtac_py import _native, laws, robots
+    from jtac_py.admittance import AdmittanceCheck, AxisCheck
+    from jtac_py.admittance import check as check_admittance
+    from jtac_py.admittance import step_response as admittance_step_response
+    from jtac_py.arm_group import (
+        ArmFault,
+        ArmGroup,
+        GroupGoalHandle,
+        GroupRecording,
+        GroupResult,
+        GroupStream,
+        TrajectoryTimeGap,
+    )
+    from jtac_py.arms import build_arm
+    from jtac_py.chunks import Chunk
+    from jtac_py.controller import Controller
+    from jtac_py.goals import Trajectory, critical_damping, tip_goal
+    from jtac_py.goals import jtac_goal as admittance_goal
+    from jtac_py.gripper import (
+        FRANKA_HAND,
+        Gripper,
+        GripperEvent,
+        GripperHandle,
+        GripperResult,
+        GripperResultCode,
+        GripperState,
+        HandBackend,
+        HandLimits,
+    )
+    from jtac_py.hardware import Arm, FrankaArm, SimulatedArm
+    from jtac_py.laws import CompiledLaw, LawCompileError
+    from jtac_py.laws import compile as compile_law
+    from jtac_py.parameters import ParameterError
+    from jtac_py.recording import ControllerState, LogEvent, Recording
+    from jtac_py.recording import load as load_recording
+    from jtac_py.reflexes import Explanation
+    from jtac_py.reflexes import explain as explain_reflex
+    from jtac_py.results import GoalError, GoalHandle, GoalResult, TareResult
+    from jtac_py.robots import GraspObject, RobotSpec, joint_names, robot_spec
+    from jtac_py.streaming import Stream
+
+    # The native core's types that programs touch, under readable names.
+    ResultCode = _native.ResultCode
+    """A goal's result code (``GoalResult.code``): the MoveIt Pro action's numbers, 0 = SUCCESSFUL."""
+    ControllerMode = _native.ControllerMode
+    """What the trajectory engine is doing (``ControllerState.mode``): IDLE, EXECUTING, STOPPING, ..."""
+    StreamState = _native.StreamState
+    """What a stream's command does (``Stream.state``): HOLDING, FOLLOWING or BRAKING."""
+    EventType = _native.EventType
+    """What the real-time side reported (``Event.type``): a goal started, succeeded, aborted, ..."""
+    EventDetail = _native.EventDetail
+    """Why an event happened (``Event.detail``), with the joint, value and limit in the event."""
+    Event = _native.Event
+    """One report from the real-time side (goal started/ended, stop, tare), with its message."""
+    TareStatus = _native.TareStatus
+    """Progress of a force/torque tare (IDLE, COLLECTING, DONE, FAILED_NON_FINITE)."""
+    SegmentKind = _native.SegmentKind
+    """Order of the interpolating polynomial across one trajectory segment (LINEAR, CUBIC, QUINTIC)."""
+    TrajectoryGoal = _native.TrajectoryGoal
+    """A joint trajectory goal as the core holds it (``Trajectory.to_goal`` builds one)."""
+    GoalPoint = _native.GoalPoint
+    """One waypoint of a ``TrajectoryGoal``, in the goal's joint order."""
+    TipGoal = _native.TipGoal
+    """The admittance and payload of one tip (``tip_goal`` builds one from a dict)."""
+    AdmittanceGoal = _native.JtacGoal
+    """A trajectory goal with admittance per tip, as ``Controller.submit`` takes it (``admittance_goal``)."""
+    Kinematics = _native.Kinematics
+    """Forward kinematics and Jacobians of a URDF chain (Pinocchio), for poses outside the loop."""
+    NUM_JOINTS: int = _native.NUM_JOINTS
+    """Joints per arm (7)."""
+    CYCLE_FIELDS = _native.CYCLE_FIELDS
+    """The cycle record's field names, in the order a ``Recording`` holds them."""
+    HAVE_LIBFRANKA: bool = _native.HAVE_LIBFRANKA
+    """Whether the native module was built with libfranka (``FrankaArm`` needs it)."""
+    LIBFRANKA_VERSION: str = _native.LIBFRANKA_VERSION
+    """The libfranka version the native module was built against ("" without libfranka)."""
+except ImportError as error:
+    _IMPORT_ERROR: ImportError | None = error
+else:
+    _IMPORT_ERROR = None
 
 if TYPE_CHECKING:  # imported on first use (module __getattr__ below)
     from jtac_py import demo, doctor, plots
     from jtac_py.mcap_io import load_group_mcap, load_mcap
-
-# The native core's types that programs touch, under readable names.
-ResultCode = _native.ResultCode
-"""A goal's result code (``GoalResult.code``): the MoveIt Pro action's numbers, 0 = SUCCESSFUL."""
-ControllerMode = _native.ControllerMode
-"""What the trajectory engine is doing (``ControllerState.mode``): IDLE, EXECUTING, STOPPING, ..."""
-StreamState = _native.StreamState
-"""What a stream's command does (``Stream.state``): HOLDING, FOLLOWING or BRAKING."""
-EventType = _native.EventType
-"""What the real-time side reported (``Event.type``): a goal started, succeeded, aborted, ..."""
-EventDetail = _native.EventDetail
-"""Why an event happened (``Event.detail``), with the joint, value and limit in the event."""
-Event = _native.Event
-"""One report from the real-time side (goal started/ended, stop, tare), with its message."""
-TareStatus = _native.TareStatus
-"""Progress of a force/torque tare (IDLE, COLLECTING, DONE, FAILED_NON_FINITE)."""
-SegmentKind = _native.SegmentKind
-"""Order of the interpolating polynomial across one trajectory segment (LINEAR, CUBIC, QUINTIC)."""
-TrajectoryGoal = _native.TrajectoryGoal
-"""A joint trajectory goal as the core holds it (``Trajectory.to_goal`` builds one)."""
-GoalPoint = _native.GoalPoint
-"""One waypoint of a ``TrajectoryGoal``, in the goal's joint order."""
-TipGoal = _native.TipGoal
-"""The admittance and payload of one tip (``tip_goal`` builds one from a dict)."""
-AdmittanceGoal = _native.JtacGoal
-"""A trajectory goal with admittance per tip, as ``Controller.submit`` takes it (``admittance_goal``)."""
-Kinematics = _native.Kinematics
-"""Forward kinematics and Jacobians of a URDF chain (Pinocchio), for poses outside the loop."""
-NUM_JOINTS: int = _native.NUM_JOINTS
-"""Joints per arm (7)."""
-CYCLE_FIELDS = _native.CYCLE_FIELDS
-"""The cycle record's field names, in the order a ``Recording`` holds them."""
-HAVE_LIBFRANKA: bool = _native.HAVE_LIBFRANKA
-"""Whether the native module was built with libfranka (``FrankaArm`` needs it)."""
-LIBFRANKA_VERSION: str = _native.LIBFRANKA_VERSION
-"""The libfranka version the native module was built against ("" without libfranka)."""
 
 _LAZY_MODULES = ("demo", "doctor", "plots")
 _LAZY_NAMES = {"load_mcap": "jtac_py.mcap_io", "load_group_mcap": "jtac_py.mcap_io"}
@@ -216,6 +224,11 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
         globals()[name] = value
         return value
+    if name in __all__ and _IMPORT_ERROR is not None:
+        raise ImportError(
+            f"jtac_py.{name} is unavailable: the native module does not import ({_IMPORT_ERROR}); "
+            "`jtac doctor` says why"
+        ) from _IMPORT_ERROR
     raise AttributeError(f"module 'jtac_py' has no attribute {name!r}")
 
 

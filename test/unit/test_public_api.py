@@ -78,6 +78,44 @@ def test_import_loads_no_ros_mujoco_or_matplotlib():
     assert plots_loaded_matplotlib == "True"
 
 
+def test_without_the_native_module_import_works_and_a_name_says_why():
+    """Where the native module does not import (a shared library missing), ``import jtac_py`` and the
+    ``jtac`` command still load, so that ``jtac doctor`` can say why; a public name raises ImportError
+    with the cause."""
+    code = textwrap.dedent(
+        """
+        import importlib.abc, sys
+
+        class Missing(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == "jtac_py._native":
+                    raise ImportError("libfranka.so.0.21: cannot open shared object file")
+
+        sys.meta_path.insert(0, Missing())
+        import jtac_py
+        from jtac_py.doctor.build import check_build
+        from jtac_ros.cli.app import build_parser
+
+        print(jtac_py.__version__)
+        check = check_build()
+        print(check.verdict, "libfranka.so.0.21" in check.value)
+        try:
+            jtac_py.Controller
+        except ImportError as error:
+            print(error)
+        build_parser().parse_args(["--version"])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0, out.stderr
+    assert lines[0] == jtac_py.__version__
+    assert lines[1] == "fail True"
+    assert lines[2].startswith("jtac_py.Controller is unavailable: the native module does not import")
+    assert "libfranka.so.0.21" in lines[2] and "jtac doctor" in lines[2]
+    assert lines[3] == f"jtac {jtac_py.__version__}"
+
+
 # ---------------------------------------------------------------------------------- the imports in use
 
 
