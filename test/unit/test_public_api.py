@@ -274,3 +274,43 @@ def test_the_examples_of_the_package_docstring_and_the_docs_home_run():
         assert scope["result"].code == jtac_py.ResultCode.SUCCESSFUL
         controller = scope["controller"]
         assert abs(controller.state.q - (scope["q0"] + 0.1)).max() < 0.01
+
+
+def test_the_strict_docs_build_fails_on_a_broken_link_or_reference(tmp_path):
+    """The reference docs' configuration on a copy of docs/ with one page added that holds a broken
+    link, a link to a missing repository file and a cross-reference to a name jtac_py does not have:
+    `mkdocs build --strict` fails naming each (the real build passing is `make docs`, in `make lint`)."""
+    pytest.importorskip("mkdocs", reason="requirements-docs.txt is installed by `make docs`")
+    import shutil
+
+    import yaml
+
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    (docs / "probe.md").write_text(
+        "# Probe\n\n[a guide](no_such_guide.md), [a file](../no_such_file.md), "
+        "[a name][jtac_py.NoSuchName], [a real one][jtac_py.Controller]\n"
+    )
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    config["docs_dir"] = str(docs)
+    config["site_dir"] = str(tmp_path / "site")
+    config["hooks"] = [str(ROOT / hook) for hook in config["hooks"]]
+    config["nav"].append({"Probe": "probe.md"})
+    for plugin in config["plugins"]:
+        if isinstance(plugin, dict) and "mkdocstrings" in plugin:
+            plugin["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT)]
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    mkdocs = Path(sys.executable).parent / "mkdocs"
+    out = subprocess.run(
+        [str(mkdocs), "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    warnings = [line for line in out.stderr.splitlines() if line.startswith("WARNING")]
+    assert out.returncode != 0
+    assert any("no_such_guide.md" in line for line in warnings), warnings
+    assert any("no_such_file.md" in line and "does not exist" in line for line in warnings), warnings
+    assert any("jtac_py.NoSuchName" in line for line in warnings), warnings
+    assert not any("jtac_py.Controller" in line for line in warnings), warnings
+    assert len(warnings) == 4, warnings  # mkdocs' and the hook's word on the missing file, and the two above
