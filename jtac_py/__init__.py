@@ -106,7 +106,7 @@ try:
     NUM_JOINTS: int = _native.NUM_JOINTS
     """Joints per arm (7)."""
     CYCLE_FIELDS = _native.CYCLE_FIELDS
-    """The cycle record's field names, in the order a ``Recording`` holds them."""
+    """The cycle record's fields as (name, shape per row, meaning with unit), in a ``Recording``'s order."""
     HAVE_LIBFRANKA: bool = _native.HAVE_LIBFRANKA
     """Whether the native module was built with libfranka (``FrankaArm`` needs it)."""
     LIBFRANKA_VERSION: str = _native.LIBFRANKA_VERSION
