@@ -52,6 +52,7 @@ lint:
 	$(PY) -m jtac_py.parameters --check
 	$(PY) scripts/check_layers.py
 	$(MAKE) --no-print-directory docs DOCS_GENERATE=--check
+	$(PY) scripts/check_version.py
 	$(PY) scripts/run_clang_tidy.py $(BUILD)
 
 # clang-tidy alone (.clang-tidy; which checks and why: docs/lint.md), over the build's compile commands.
@@ -119,6 +120,19 @@ bench-mcap: setup
 # thread layout (about 2 minutes; not in `make test`). Figures in bench/README.md, "Two arms".
 bench-pair: setup setup-franka-sim
 	$(PY) bench/bench_pair.py $(BENCH_PAIR_ARGS)
+
+# The wheel (scripts/build_wheel.sh): build/wheel/dist/jtac_py-<version>-cp311-cp311-manylinux_*.whl,
+# built in build/wheel/cmake without the C++ tests and repaired by auditwheel (docs/setup.md, "The wheel").
+.PHONY: wheel test-wheel
+wheel: setup-demo
+	@scripts/build_wheel.sh
+
+# The wheel as a user gets it: installed into an empty venv under /tmp, then `jtac demo --lockstep`,
+# `jtac doctor` and the public API's smoke test run from outside the tree (scripts/test_wheel.sh);
+# first the same demo verb and the version check in the tree (test/wheel).
+test-wheel: setup
+	$(PYTEST) test/wheel
+	@scripts/test_wheel.sh
 
 # The reference docs (mkdocs.yml): the guides in docs/ and the API reference from the docstrings
 # (docs/reference/, written from jtac_py.__all__ by docs/gen_reference.py), built with --strict (a
