@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench bench-gripper bench-mcap bench-pair fuzz fuzz-modes clean
+.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench bench-gripper bench-mcap bench-pair bench-peers fuzz fuzz-modes clean
 
 # Everything: the venv with every pinned wheel, the ROS interfaces, the C++ libraries, module and tests.
 setup:
@@ -120,6 +120,14 @@ bench-mcap: setup
 # thread layout (about 2 minutes; not in `make test`). Figures in bench/README.md, "Two arms".
 bench-pair: setup setup-franka-sim
 	$(PY) bench/bench_pair.py $(BENCH_PAIR_ARGS)
+
+# jtac beside franky, franka-rs, aiofranka and a bare pylibfranka loop on franka-sim, from the robot's
+# side: 4 workloads x 3 link faults, each peer in its own venv (scripts/setup_peers.sh). About 55 minutes
+# with 5 runs per cell, 12 with BENCH_PEERS_ARGS=--quick; not in `make test`. Figures in bench/README.md,
+# "Side by side with every Franka stack".
+bench-peers: setup setup-franka-sim
+	@scripts/setup_peers.sh
+	$(PY) bench/bench_franka_peers.py $(BENCH_PEERS_ARGS)
 
 # The wheel (scripts/build_wheel.sh): build/wheel/dist/jtac_py-<version>-cp311-cp311-manylinux_*.whl,
 # built in build/wheel/cmake without the C++ tests and repaired by auditwheel (docs/setup.md, "The wheel").
