@@ -50,10 +50,10 @@ side_venv "$OUT/tools" requirements-wheel.txt "import auditwheel" > "$OUT/tools.
 step "wheel 3/3 auditwheel repair (other wheels' libraries excluded)"
 EXCLUDES=(--exclude 'libpinocchio_*.so' --exclude 'libboost_*.so.*' --exclude 'libmujoco.so.*'
           --exclude 'libfranka-*.so.*')
-"$OUT/tools/bin/auditwheel" show "$raw" > "$OUT/auditwheel-show.txt" 2>&1 || true
+PATH="$OUT/tools/bin:$PATH" "$OUT/tools/bin/auditwheel" show "$raw" > "$OUT/auditwheel-show.txt" 2>&1 || true
 rm -rf "$OUT/dist"
 mkdir -p "$OUT/dist"
-if "$OUT/tools/bin/auditwheel" repair "${EXCLUDES[@]}" -w "$OUT/dist" "$raw" > "$OUT/auditwheel-repair.log" 2>&1; then
+if PATH="$OUT/tools/bin:$PATH" "$OUT/tools/bin/auditwheel" repair "${EXCLUDES[@]}" -w "$OUT/dist" "$raw" > "$OUT/auditwheel-repair.log" 2>&1; then
   echo "    repaired: $(basename "$(ls "$OUT"/dist/*.whl)")"
 else
   echo "    auditwheel repair failed; keeping the linux_x86_64 wheel:" >&2
