@@ -20,9 +20,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench_franka_peers as peers  # noqa: E402
 
 MOVE_S = 2.0  # the short run's target motion [s]
-# jtac's measured q against the target motion on franka-sim (its joint impedance trails the command by
-# a few mrad on this motion; 20 mrad leaves room for a loaded machine, far below a lost motion's 300).
-TRACKING_BOUND_MRAD = 20.0
+# jtac's measured q against the target motion on franka-sim: the 2 s motion peaks at 0.28 rad/s, and
+# the stream's lag plus the joint impedance's trail cost 10-25 mrad (23 with the 2 cores building);
+# 50 mrad leaves room for a loaded machine, far below a motion not followed (300 mrad).
+TRACKING_BOUND_MRAD = 50.0
 # A physically possible commanded motion at the robot: below this jerk [rad/s³] (the FR3's limit is
 # 5000-10000) the tap read positions, not garbage; torque peers' measured q is float32 on the wire.
 JERK_SANE = 1e7
@@ -42,7 +43,17 @@ def test_one_short_run_per_peer(peer: str, tmp_path: Path) -> None:
     assert client["move_s"] == MOVE_S and "t0_ns" in client and len(client["q0"]) == 7, client
     assert client["cpu_s"] > 0.0
     assert robot["motions"] >= 1, robot
-    assert robot["startup_ms"] is not None and 0.0 <= robot["startup_ms"] < 1000.0, robot
+    if "signal" not in robot and peer != "jtac":
+        # No command reached the robot: the peer failed on the client side, and the run says why
+        # (franky 2.0.0 on this stream: "Motion planner failed with error code -111").
+        assert client["error"] and robot["lost"] == 0, (client, robot)
+        return
+    # Another peer's start-up may be unmatched (its first command answering a state from before the
+    # Move: None, printed "-"), and its lag windows may be empty after a reflex ended the motion early.
+    optional = () if peer == "jtac" else ("startup_ms", "lag_start_ms", "lag_end_ms")
+    for key in ("startup_ms", "lag_start_ms", "lag_end_ms"):
+        assert robot.get(key) is not None or key in optional, (key, robot)
+    assert robot.get("startup_ms") is None or 0.0 <= robot["startup_ms"] < 1000.0, robot
     assert robot["lost"] >= 0 and robot["lost_longest"] <= robot["lost"], robot
     assert robot["signal"] in ("q_c", "q"), robot
     for key in ("jerk_peak", "jerk_p99", "acc_step", "tracking_mrad"):
@@ -50,7 +61,7 @@ def test_one_short_run_per_peer(peer: str, tmp_path: Path) -> None:
     assert robot["jerk_p99"] <= robot["jerk_peak"] < JERK_SANE, robot
     assert math.isclose(robot["acc_step"], robot["jerk_peak"] * peers.DT_S, rel_tol=1e-9), robot
     for key in ("lag_start_ms", "lag_end_ms"):
-        assert robot[key] is not None and abs(robot[key]) < 1000.0, (key, robot)
+        assert robot[key] is None or abs(robot[key]) < 1000.0, (key, robot)
     if peer == "jtac":
         assert robot["reflexes"] == [], robot
         assert "error" not in client, client
