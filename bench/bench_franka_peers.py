@@ -337,6 +337,10 @@ def cell_figures(runs: list[dict[str, Any]]) -> dict[str, float | None]:
     figures["lag"] = float(np.median(lag)) if lag else None
     signals = {r["robot"].get("signal") for r in measured}
     figures["signal"] = signals.pop() if len(signals) == 1 else None
+    # A run that ended in a reflex or a client error is not a figure to beat (an aborted motion has no lag).
+    figures["clean"] = bool(measured) and not any(
+        r["robot"].get("reflexes") or r.get("client", {}).get("error") for r in measured
+    )
     return figures
 
 
@@ -402,6 +406,7 @@ def jtac_behind(
                 p
                 for p, figs in others.items()
                 if figs.get(key) is not None
+                and figs["clean"]
                 and figs[key] < mine[key] * 0.95 - 1e-9
                 and (same_signal or figs.get("signal") == mine.get("signal"))
             ]
