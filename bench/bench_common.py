@@ -15,3 +15,14 @@ def fifo_priorities() -> list[int] | None:
     except (OSError, AttributeError):
         return None
     return sorted(fifo, reverse=True)
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, for a benchmark's table header ("?" if unknown)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            return next(
+                (line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "?"
+            )
+    except OSError:
+        return "?"

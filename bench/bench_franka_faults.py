@@ -75,6 +75,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools" / "franka_sim"))
+from bench_common import cpu_model  # noqa: E402
 from bench_franka_faults_workers import (  # noqa: E402
     CLIENT_FIFO,
     RESULT_MARGIN_S,
@@ -344,16 +345,6 @@ def verdicts(results: dict[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
     return lines
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(
-                (line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "?"
-            )
-    except OSError:
-        return "?"
-
-
 def _write_readme(text: str) -> None:
     """Replaces the measured part of the README's section (between its markers), keeping the prose."""
     content = README.read_text()
@@ -437,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     uname = " ".join(platform.uname()[i] for i in (0, 2, 4))
     when = datetime.date.today().isoformat()
-    cpus = f"{os.cpu_count()} × {_cpu_model()}"
+    cpus = f"{os.cpu_count()} × {cpu_model()}"
     body = table(results)
     checks = "\n".join(verdicts(results))
     text = (

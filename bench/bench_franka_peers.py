@@ -59,6 +59,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tools" / "franka_sim"))
 sys.path.insert(0, str(HERE))
 import franka_sim_harness  # noqa: E402
+from bench_common import cpu_model  # noqa: E402
 from bench_franka_peers_workers import (  # noqa: E402
     CLIENT_FIFO,
     MOVE_S,
@@ -426,16 +427,6 @@ def table(results: dict[tuple[str, str, str], list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(
-                (line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "?"
-            )
-    except OSError:
-        return "?"
-
-
 def _versions(results: dict[tuple[str, str, str], list[dict[str, Any]]]) -> str:
     seen: dict[str, str] = {}
     for (peer, _w, _f), runs in results.items():
@@ -517,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     uname = " ".join(platform.uname()[i] for i in (0, 2, 4))
     text = (
-        f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} × {_cpu_model()} (`uname -srm`: "
+        f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} × {cpu_model()} (`uname -srm`: "
         f"{uname}), "
         f"{'franka-sim at SCHED_FIFO 50, clients under chrt -f 80' if fifo else 'normal priority'}, "
         f"{runs} run(s) per cell (seeds {args.seed}..{args.seed + runs - 1}; figures are medians, lost "
