@@ -149,6 +149,17 @@ void bind_franka(py::module_& m) {
           "Lets go of the control (and with it, once the Robot is dropped too, the connection): "
           "read_once/write_once return NOT_CONFIGURED from now on. Only while no thread drives the device "
           "(after Controller.stop()). Idempotent.")
+      .def(
+          "finish_motion",
+          [](FrankaDevice& d) {
+            jtac::hw::DeviceState state;
+            py::gil_scoped_release release;
+            return d.finish_motion(state);
+          },
+          "Ends the motion with its own last command marked motion_finished (the last positions written, "
+          "bit for bit; the robot's echoed q_d when none was; zero velocity in velocity control), after "
+          "reading the next state. Only while no thread drives the device. The status of the read or the "
+          "write.")
       .def_property_readonly("holds_control", &FrankaDevice::holds_control,
                              "True from the motion's start until release()")
       .def_property_readonly("released", &FrankaDevice::released, "True after release()")

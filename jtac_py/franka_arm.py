@@ -209,17 +209,16 @@ class FrankaArm:
         self._motion_finished = False
 
     def finish_motion(self) -> None:
-        """Ends the motion (a last command with motion_finished at the robot's desired position, zero
-        velocity) while no thread drives the device; nothing after an error or when already finished.
+        """Ends the motion (its own last command again, marked motion_finished: the last positions
+        written, bit for bit, or zero velocity) while no thread drives the device; nothing after an error
+        or when already finished.
 
         Controller.stop() calls it right after the hardware thread stopped: the robot aborts a motion that
         gets no command for 20 ms (communication_constraints_violation).
         """
         if not self.motion_active:
             return
-        status, state = self.device.read_once()
-        if status == _native.DeviceStatus.OK:
-            self.device.write_once(state["q_d"], np.zeros(7), motion_finished=True)
+        if self.device.finish_motion() == _native.DeviceStatus.OK:
             self._motion_finished = True
         # The device served its one motion: the next Controller gets a new one.
         self._release_motion()

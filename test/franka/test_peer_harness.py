@@ -4,7 +4,8 @@ on its link, the peer's worker in the peer's venv, the robot-side figures read b
 Each peer runs a 2 s version of the 125 Hz single-target stream (the workload every peer offers)
 without faults. A peer whose venv is missing is skipped (scripts/setup_peers.sh makes them; `make
 test` does not). What is asserted is that the harness measured, not how well a peer did, except for
-jtac: no reflex, and its measured q within TRACKING_BOUND_MRAD of the target motion.
+jtac: no reflex, its measured q within TRACKING_BOUND_MRAD of the target motion, and its last command
+the one before it again, bit for bit.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +69,12 @@ def test_one_short_run_per_peer(peer: str, tmp_path: Path) -> None:
         assert "error" not in client, client
         assert robot["signal"] == "q_c"
         assert robot["tracking_mrad"] < TRACKING_BOUND_MRAD, robot
+        # The motion ends with its own last command marked finished, bit for bit: franka-sim echoes q_d
+        # rounded to float32, and a last command taken from the echo was a 48 rad/s³ jerk step.
+        tap = peers.read_tap(next(tmp_path.glob("*.jsonl.tap")))
+        q_c = tap["command_a"][np.abs(tap["command_a"]).max(axis=1) > 0.0]
+        assert len(q_c) > 1000, len(q_c)
+        assert np.array_equal(q_c[-1], q_c[-2]), (q_c[-2:] - q_c[-2]).tolist()
 
 
 def test_the_table_names_every_cell(tmp_path: Path) -> None:

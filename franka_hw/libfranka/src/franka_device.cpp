@@ -224,4 +224,17 @@ DeviceStatus FrankaDevice::write_once(const DeviceCommand& command) noexcept {
   return DeviceStatus::kDeviceError;
 }
 
+DeviceStatus FrankaDevice::finish_motion(DeviceState& state) noexcept {
+  const DeviceStatus read = read_once(state);
+  if (read != DeviceStatus::kOk) {
+    return read;
+  }
+  DeviceCommand last;
+  const bool position = config_.mode == FrankaControlMode::kJointPosition;
+  last.q_d_rad = position && have_sent_ ? sent_ : last_q_d_rad_;
+  last.dq_d_rad_s = JointArray{};
+  last.motion_finished = true;
+  return write_once(last);
+}
+
 }  // namespace jtac::hw

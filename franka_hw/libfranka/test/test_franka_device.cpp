@@ -306,6 +306,60 @@ TEST(FrankaDevice, MotionFinishedEndsTheMotionWithoutFurtherCallsIntoLibfranka) 
   EXPECT_EQ(fake.writes, writes);
 }
 
+TEST(FrankaDevice, FinishingSendsTheLastCommandBitForBitNotTheRobotsEcho) {
+  FakeControl fake;
+  franka::RobotState echo = state_at(1);
+  echo.q_d = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  // The robot's echo of the command, rounded (franka-sim's lies within 0.04 µrad of it).
+  franka::RobotState rounded = state_at(2);
+  const DeviceCommand last = position_command(0.3);
+  for (std::size_t j = 0; j < rounded.q_d.size(); ++j) {
+    rounded.q_d[j] = static_cast<double>(static_cast<float>(last.q_d_rad[j]));
+  }
+  fake.states = {echo, rounded};
+  FrankaDevice device(fake, FrankaDeviceConfig{});
+  DeviceState state;
+  ASSERT_EQ(device.read_once(state), DeviceStatus::kOk);
+  ASSERT_EQ(device.write_once(last), DeviceStatus::kOk);
+  ASSERT_NE(rounded.q_d, last.q_d_rad);
+  ASSERT_EQ(device.finish_motion(state), DeviceStatus::kOk);
+  EXPECT_EQ(fake.reads, 2);
+  EXPECT_EQ(fake.last.kind, Written::Kind::kPositions);
+  EXPECT_EQ(fake.last.values, last.q_d_rad);
+  EXPECT_TRUE(fake.last.motion_finished);
+  EXPECT_EQ(device.read_once(state), DeviceStatus::kMotionFinished);
+}
+
+TEST(FrankaDevice, FinishingBeforeAnyCommandHoldsTheEchoAndVelocityControlStops) {
+  FakeControl position_fake;
+  franka::RobotState echo = state_at(1);
+  echo.q_d = {0.5, -0.5, 0.5, -0.5, 0.5, -0.5, 0.5};
+  position_fake.states = {echo};
+  FrankaDevice position(position_fake, FrankaDeviceConfig{});
+  DeviceState state;
+  ASSERT_EQ(position.finish_motion(state), DeviceStatus::kOk);
+  EXPECT_EQ(position_fake.last.values, echo.q_d);
+  EXPECT_TRUE(position_fake.last.motion_finished);
+
+  FakeControl velocity_fake;
+  FrankaDevice velocity(velocity_fake, {.mode = FrankaControlMode::kJointVelocity});
+  ASSERT_EQ(velocity.read_once(state), DeviceStatus::kOk);
+  ASSERT_EQ(velocity.write_once(position_command(0.0)), DeviceStatus::kOk);
+  ASSERT_EQ(velocity.finish_motion(state), DeviceStatus::kOk);
+  EXPECT_EQ(velocity_fake.last.kind, Written::Kind::kVelocities);
+  EXPECT_EQ(velocity_fake.last.values, JointArray{});
+  EXPECT_TRUE(velocity_fake.last.motion_finished);
+}
+
+TEST(FrankaDevice, FinishingAfterAnErrorTouchesNothing) {
+  FakeControl fake;
+  fake.read_error = "communication_constraints_violation";
+  FrankaDevice device(fake, FrankaDeviceConfig{});
+  DeviceState state;
+  EXPECT_EQ(device.finish_motion(state), DeviceStatus::kDeviceError);
+  EXPECT_EQ(fake.writes, 0);
+}
+
 TEST(FrankaDevice, AReleasedDeviceNeverTouchesTheControlAgain) {
   auto fake = std::make_unique<FakeControl>();
   FrankaDevice device(*fake, FrankaDeviceConfig{});

@@ -155,6 +155,14 @@ class FrankaDevice : public Device {
   /// the robot's last echoed q_d, or zero velocity). Real-time safe.
   DeviceStatus write_once(const DeviceCommand& command) noexcept override;
 
+  /// Ends the motion the way libfranka's Robot::control ends one, with the motion's own last command
+  /// marked motion_finished: reads the next state, then sends again, bit for bit, the last positions
+  /// written (the robot's echoed q_d only when none was), or zero velocity. The echo is not the
+  /// command: a robot may round it (franka-sim echoes within 0.04 µrad), and a last command off the
+  /// previous one by even that is a step of tens of rad/s³ in the commanded jerk. Only while no
+  /// thread drives the device; the status of the read, or of the write.
+  DeviceStatus finish_motion(DeviceState& state) noexcept;
+
   /// 0.001 s.
   double period_s() const noexcept override { return kFrankaPeriodS; }
 
