@@ -460,11 +460,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1, help="run k of a cell uses seed + k - 1")
     p.add_argument("--normal", action="store_true", help="no SCHED_FIFO even where it is allowed")
     p.add_argument("--out", type=Path, default=OUT_DIR, help="raw results")
+    p.add_argument(
+        "--table-from",
+        type=Path,
+        nargs="+",
+        metavar="SUMMARY",
+        help="measure nothing: print the table of these summary.json files (runs measured in parts, "
+        "e.g. each peer with its own --out; a later file's cell replaces an earlier one's)",
+    )
     return p.parse_args(argv)
+
+
+def load_summaries(paths: list[Path]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """The cells of several summary.json files, in the table's order (workload, fault, peer)."""
+    cells: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for path in paths:
+        for runs in json.loads(path.read_text()).values():
+            if runs:
+                cells[(runs[0]["peer"], runs[0]["workload"], runs[0]["fault"])] = runs
+    order = {name: i for i, name in enumerate([*WORKLOADS, *FAULTS, *PEERS])}
+    return dict(sorted(cells.items(), key=lambda kv: (order[kv[0][1]], order[kv[0][2]], order[kv[0][0]])))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.table_from:
+        merged = load_summaries(args.table_from)
+        print(f"Versions: {_versions(merged)}.\n\n{table(merged)}")
+        return 0
     runs = 1 if args.quick else args.runs
     peers = _pick(args.peers, PEERS, "peers")
     workloads = _pick(args.workloads, WORKLOADS, "workloads")

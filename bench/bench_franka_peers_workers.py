@@ -35,8 +35,8 @@ CLIENT_FIFO = 80  # where the parent runs the worker under chrt -f (JTAC_BENCH_F
 API = {
     "jtac": {
         "goal": "Controller.follow(Trajectory.quintic(q0, q1, 6 s))",
-        "stream": "Controller.stream(): send(q, sampled_at_s=t)",
-        "chunks": "Controller.stream(): send_chunk(offsets, chunk, observed_at_s=t_obs)",
+        "stream": "Controller.stream(): send(q, sampled_at_s=controller_time_at(t))",
+        "chunks": "Controller.stream(): send_chunk(offsets, chunk, observed_at_s=controller_time_at(t_obs))",
     },
     "bare": {
         "goal": "pylibfranka joint position loop along the quintic (libfranka's Duration)",
@@ -170,8 +170,8 @@ def run_jtac(ip: str, workload: str, seed: int, out: dict[str, Any]) -> None:
             out["outcome"] = "goal ok" if result.ok else f"goal {result.code.name}: {result.message}"
         else:
             with c.stream() as stream:
-                # Controller time → CLOCK_MONOTONIC: the stream's clock read beside the host's.
-                shift_s = time.monotonic() - stream.now()
+                # Stamps on the host clock go through the controller's clock map (the robot's clock,
+                # franka-sim's up to 1 % slow: a shift read once would drift).
                 t0_s = time.monotonic() + 0.05
                 out["t0_ns"] = round(t0_s * 1e9)
                 until_s = t0_s + MOVE_S + HOLD_S
@@ -179,7 +179,7 @@ def run_jtac(ip: str, workload: str, seed: int, out: dict[str, Any]) -> None:
                 if workload in STREAM_RATES_HZ:
 
                     def send(t_s: float) -> bool:
-                        stream.send(quintic(q0, t_s - t0_s), sampled_at_s=t_s - shift_s)
+                        stream.send(quintic(q0, t_s - t0_s), sampled_at_s=c.controller_time_at(t_s))
                         return not failed()
 
                     sent = _paced(STREAM_RATES_HZ[workload], t0_s, until_s, send)
@@ -189,7 +189,7 @@ def run_jtac(ip: str, workload: str, seed: int, out: dict[str, Any]) -> None:
 
                     def on_chunk(t_obs_s: float, points: np.ndarray) -> None:
                         if not failed():
-                            stream.send_chunk(offsets, points, observed_at_s=t_obs_s - shift_s)
+                            stream.send_chunk(offsets, points, observed_at_s=c.controller_time_at(t_obs_s))
 
                     policy = Policy(q0, t0_s, seed, on_chunk)
                     policy.run(until_s - (CHUNK_POINTS - 1) * CHUNK_SPACING_S + CHUNK_PERIOD_S)

@@ -207,11 +207,10 @@ class ArmGroup:
         """Arm `arm`'s controller time [s] at group time t_s [s] (lockstep: the same)."""
         if self.lockstep:
             return float(t_s)
-        c = self.controllers[arm]
-        t = float(c._loop.controller_time_at(round(t_s * 1e9)))
-        if math.isnan(t):
-            raise RuntimeError(f"arm '{arm}': no controller cycle yet (start the group first)")
-        return t
+        try:
+            return self.controllers[arm].controller_time_at(t_s)
+        except RuntimeError:
+            raise RuntimeError(f"arm '{arm}': no controller cycle yet (start the group first)") from None
 
     def group_time(self, arm: str, arm_time_s: float) -> float:
         """The group time [s] of arm `arm`'s controller time arm_time_s [s]: the inverse of arm_time

@@ -440,6 +440,25 @@ class Controller(LoopView):
         if self._stepper is not None:
             self._gripper.set_stepping(self._stepper.step_until, self._stepper.step_chunk)
 
+    # ---------------------------------------------------------------------------- clocks
+    def controller_time_at(self, host_s: float | None = None) -> float:
+        """The controller time [s] (the clock of ``state.time``, of ``sampled_at_s`` and
+        ``observed_at_s``) at host time ``host_s`` [s] on ``time.monotonic()`` (default: now).
+
+        Stamp what was sampled on the host's clock with it (a camera frame, a policy's observation, a
+        target from another process): ``stream.send(q, sampled_at_s=c.controller_time_at(t_host))``.
+        The controller's clock is the robot's (a real FR3's runs within ppm of the host's, franka-sim's
+        up to 1 % slow), so a shift read once drifts by as much; this maps through the clock fitted to
+        every cycle's state arrival. Lockstep: the simulated time is both clocks (``host_s``, or now).
+        RuntimeError before the first cycle."""
+        if self._stepper is not None:
+            return self._sim_time() if host_s is None else float(host_s)
+        host = time.monotonic() if host_s is None else float(host_s)
+        t = float(self._loop.controller_time_at(round(host * 1e9)))
+        if t != t:  # NaN: no cycle has run
+            raise RuntimeError("Controller.controller_time_at: no controller cycle yet (start() first)")
+        return t
+
     def _gripper_time(self) -> float:
         """The gripper's clock: the robot time of the last cycle's state (0 before the first)."""
         snap = self._loop.snapshot()

@@ -451,3 +451,12 @@ def test_a_125_hz_stream_is_followed_smoothly_and_goals_resume_after_it(rig):
     # Stopped targets: the arm holds; then trajectory execution is back.
     q = c.state.q_cmd
     assert c.follow(Trajectory.quintic(q, q0, 1.0), timeout=5.0).ok
+
+
+def test_controller_time_at_in_lockstep_is_the_simulated_time_on_both_clocks(rig):
+    _arm, c = rig
+    c.step(35)
+    assert c.controller_time_at() == pytest.approx(0.055, abs=1e-12)  # 55 packets of 1 ms
+    with c.stream() as stream:
+        assert c.controller_time_at() == stream.now()
+    assert c.controller_time_at(12.25) == 12.25

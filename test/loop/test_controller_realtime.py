@@ -150,3 +150,19 @@ def test_a_restart_after_a_stop_mid_motion_holds_the_robots_command_and_leaves_t
     assert new.any()
     np.testing.assert_array_equal(trace["q_cmd"][new], np.tile(held, (int(new.sum()), 1)))
     np.testing.assert_array_equal(trace["dq_cmd"][new], np.zeros((int(new.sum()), 7)))
+
+
+def test_controller_time_at_maps_the_host_clock_onto_the_robots():
+    c = Controller(SimulatedArm("fr3", clock="realtime"))
+    with pytest.raises(RuntimeError, match="no controller cycle yet"):
+        c.controller_time_at()
+    with c:
+        time.sleep(0.2)  # the clock map is fitted to the states' arrival
+        host_s = time.monotonic()
+        now_s = c.controller_time_at(host_s)
+        assert c.state.time <= now_s + 0.05  # the last state arrived before now (50 ms: a loaded fit)
+        # The simulated arm's clock is the host's: one second is one second (a loaded host delays
+        # state arrivals, not the clock's rate, by a few ms).
+        assert c.controller_time_at(host_s + 1.0) - now_s == pytest.approx(1.0, abs=0.02)
+        with c.stream() as stream:
+            assert abs(c.controller_time_at() - stream.now()) < 0.05
