@@ -168,6 +168,10 @@ def robot_side(probe: Path, tap: Path, client: dict[str, Any]) -> dict[str, Any]
         "lost": sum(m.lost for m in cycles),
         "lost_longest": max((m.max_consecutive_lost for m in cycles), default=0),
         "startup_ms": starts[0].ms if starts else None,
+        # The robot's states between the Move and the first command: 2 for libfranka's own loop (its
+        # startMotion returns on the state that shows the motion, its readOnce takes the next); the
+        # milliseconds add where the state cycle happened to stand at the Move (0-1 ms).
+        "startup_states": starts[0].states_between if starts and starts[0].ms is not None else None,
         "dropped": sum(1 for e in events if e.event == "dropped"),
         # franka-sim's states per ms of this machine's clock: below 1 it fell behind real time, and a
         # client timed by the robot's periods trails the host clock by as much.
@@ -292,7 +296,7 @@ HEADER = [
     "acc. step [rad/s²]",
     "tracking [mrad]",
     "lag start / end [ms]",
-    "start-up [ms]",
+    "start-up [ms] (states)",
     "client CPU [s]",
 ]
 # Figures compared with the best peer (lower is better; lag by its magnitude).
@@ -303,7 +307,7 @@ COMPARED = {
     "acc_step": "acceleration step",
     "tracking_mrad": "tracking",
     "lag": "lag",
-    "startup_ms": "start-up",
+    "startup_states": "start-up",
     "cpu_s": "CPU",
 }
 
@@ -334,6 +338,7 @@ def cell_figures(runs: list[dict[str, Any]]) -> dict[str, float | None]:
         k: _median(measured, k) for k in ("lost", "jerk_peak", "jerk_p99", "acc_step", "tracking_mrad")
     }
     figures["startup_ms"] = _median(measured, "startup_ms")
+    figures["startup_states"] = _median(measured, "startup_states")
     figures["cpu_s"] = _median(measured, "cpu_s", "client")
     figures["lag"] = float(np.median(lag)) if lag else None
     signals = {r["robot"].get("signal") for r in measured}
@@ -375,7 +380,7 @@ def row(peer: str, workload: str, fault: str, runs: list[dict[str, Any]], behind
         f"{_fmt(med['acc_step'], 2)}{mark}",
         _fmt(med["tracking_mrad"], 2),
         f"{_fmt(None if lag_start is None else sign * lag_start)} / {_fmt(lag_end)}",
-        _fmt(med["startup_ms"]),
+        f"{_fmt(med['startup_ms'])} ({_fmt(med['startup_states'], 0)})",
         _fmt(med["cpu_s"], 2),
     ]
     if peer == "jtac" and behind:
@@ -476,6 +481,11 @@ def load_summaries(paths: list[Path]) -> dict[tuple[str, str, str], list[dict[st
     cells: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for path in paths:
         for runs in json.loads(path.read_text()).values():
+            for r in runs:  # the robot's figures again from the raw files, where they are kept
+                name = f"{r['peer']}_{r['workload']}_{r['fault']}_{r['run']}"
+                probe = path.parent / "raw" / f"{name}.jsonl"
+                if "client" in r and probe.exists():
+                    r["robot"] = robot_side(probe, Path(str(probe) + ".tap"), r["client"])
             if runs:
                 cells[(runs[0]["peer"], runs[0]["workload"], runs[0]["fault"])] = runs
     order = {name: i for i, name in enumerate([*WORKLOADS, *FAULTS, *PEERS])}

@@ -56,6 +56,8 @@ def test_one_short_run_per_peer(peer: str, tmp_path: Path) -> None:
     for key in ("startup_ms", "lag_start_ms", "lag_end_ms"):
         assert robot.get(key) is not None or key in optional, (key, robot)
     assert robot.get("startup_ms") is None or 0.0 <= robot["startup_ms"] < 1000.0, robot
+    # A command answers a state: libfranka's loop answers the second after the Move at the earliest.
+    assert robot.get("startup_states") is None or robot["startup_states"] >= 1, robot
     assert robot["lost"] >= 0 and robot["lost_longest"] <= robot["lost"], robot
     assert robot["signal"] in ("q_c", "q"), robot
     for key in ("jerk_peak", "jerk_p99", "acc_step", "tracking_mrad"):
@@ -96,6 +98,7 @@ def test_the_table_names_every_cell(tmp_path: Path) -> None:
                 tracking_mrad=3.0,
                 lag_start_ms=5.0,
                 startup_ms=3.0,
+                startup_states=3,
             )
         ],
         ("bare", "goal", "none"): [
@@ -107,6 +110,7 @@ def test_the_table_names_every_cell(tmp_path: Path) -> None:
                 tracking_mrad=7.0,
                 lag_start_ms=20.0,
                 startup_ms=2.0,
+                startup_states=2,
             )
         ],
     }
