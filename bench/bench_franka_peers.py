@@ -115,19 +115,24 @@ def read_tap(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
-def per_cycle(state_t_ns: np.ndarray, t_ns: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """What the robot was given each cycle: per interval between two states it sent, the last command
-    that arrived in it (late ones included, in the cycle they arrived in); a cycle without one holds
-    the last. From the cycle of the first command to that of the last."""
-    if len(t_ns) == 0 or len(state_t_ns) == 0:
+def per_cycle(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """What the robot was given each tick: the command that answered the tick's state (its message
+    id; the last one sent where a client answered twice), from the first answered tick to the last. A
+    tick no command answered is what the robot substitutes, libfranka's docs (system_requirements,
+    "Packet Handling": "the robot takes the previous waypoints and performs a linear extrapolation
+    (keep acceleration constant and integrate)"), as franka-sim does; before three ticks are known,
+    the last held. By id, not by arrival: franka-sim's cycles stretch on a loaded host and under a
+    delay, and a command that arrived in a later cycle's interval still answers its own state (late
+    ones count in the lost/late column)."""
+    if len(ids) == 0:
         return np.zeros((0, 7))
-    cycle = np.searchsorted(state_t_ns, t_ns, side="right")  # the cycle opened by state cycle - 1
-    first, last = int(cycle.min()), int(cycle.max())
+    first, last = int(ids.min()), int(ids.max())
     grid = np.full((last - first + 1, 7), np.nan)
-    grid[cycle - first] = values  # in arrival order: the last arrival of a cycle wins
+    grid[ids - first] = values  # in arrival order: the last answer to a state wins
     for k in range(1, len(grid)):
         if np.isnan(grid[k, 0]):
-            grid[k] = grid[k - 1]
+            # constant acceleration: q_k = 3 q_k-1 - 3 q_k-2 + q_k-3
+            grid[k] = 3 * grid[k - 1] - 3 * grid[k - 2] + grid[k - 3] if k >= 3 else grid[k - 1]
     return grid
 
 
@@ -185,7 +190,7 @@ def robot_side(probe: Path, tap: Path, client: dict[str, Any]) -> dict[str, Any]
     if positions:
         moving = np.abs(taps["command_a"]).max(axis=1) > 0.0
         t_ns, q_series = taps["command_t_ns"][moving], taps["command_a"][moving]
-        grid = per_cycle(taps["state_t_ns"], t_ns, q_series)
+        grid = per_cycle(taps["command_id"][moving], q_series)
     else:
         # The measured q of the states sent while commands came in. float32 on the wire: one ulp near
         # 1 rad (6e-8 rad) is 60 rad/s³ of third difference at 1 ms, the floor of these figures.
