@@ -22,6 +22,18 @@
 // stall of the robot's is in it a few cycles after it ended. The constant part of the arrival latency
 // (the transit) shifts every stamp by the same amount, which a stream's delay absorbs.
 //
+// The smooth map (smooth_controller_time_s) is for stamping samples taken on the host's clock (a
+// motion defined in host time, a camera frame): a continuous line whose rate steers towards the map
+// above, never steps. A stamp taken through a map that steps by 250 µs is a target placed 250 µs off
+// its neighbours: through a curve at 8 ms spacing, a jerk of thousands of rad/s³ at 0.1 rad/s (on
+// franka-sim, measured robot side: 2900-4000 rad/s³ and acceleration reflexes under 1 % loss). The
+// smooth line runs at the map's average rate over the last second (steps included: the rate the
+// robot keeps) plus its distance d to the map over 0.5 s, held within ±10 % of that average and
+// changed by at most 0.5 per second: a warp that costs at most v · 0.5 rad/s² and
+// v · 500 rad/s³ at speed v [rad/s] (while its rate turns; a stamp of 8 ms spacing moves ≤ 32 µs
+// against its neighbours), and lags a step of the robot's clock by a fraction of it for ~1 s. More
+// than 50 ms away (a new clock) it jumps.
+//
 // Threads: update() on the controller thread (noexcept, no allocation, no lock); controller_time_s()
 // from any thread: a sequence lock whose readers retry and whose writer never waits.
 #pragma once
@@ -56,6 +68,7 @@ class ClockMap {
   /// Controller thread: the state for controller time `controller_time_s` [s] arrived at host time
   /// `host_ns` [ns] (or the cycle that used it ran then).
   void update(double controller_time_s, std::int64_t host_ns) noexcept {
+    last_host_ns_ = host_ns;
     if (!seeded_ || controller_time_s < last_controller_time_s_) {
       seed(controller_time_s, host_ns);  // the first measurement, or a new clock
     } else if (controller_time_s == last_controller_time_s_) {
@@ -70,7 +83,7 @@ class ClockMap {
       if (!(std::abs(y - (intercept_s_ + slope_ * x)) <= kReseedS)) {
         seed(controller_time_s, host_ns);  // a pause, or a new clock
         remember(0.0, 0.0);
-        publish(controller_time_s, host_ns, 1.0);
+        publish(controller_time_s, host_ns, 1.0, false);
         return;
       }
       if (const double step_s = persistent_step_s(); step_s != 0.0) {
@@ -90,13 +103,31 @@ class ClockMap {
     span_s_ = x;
     const double var = w_ * sxx_ - sx_ * sx_;
     if (span_s_ < kMinSpanS || !(var > 0.0)) {
-      publish(controller_time_s, host_ns, 1.0);  // too short a baseline for a rate
+      publish(controller_time_s, host_ns, 1.0, false);  // too short a baseline for a rate
       return;
     }
     slope_ = (w_ * sxy_ - sx_ * sy_) / var;  // host seconds per controller second
     intercept_s_ = (sy_ - slope_ * sx_) / w_;
     // On the line, the host time of controller time x0: controller = x0 + (host − that) / slope.
-    publish(x0_s_, y0_ns_ + static_cast<std::int64_t>(std::llround(intercept_s_ * 1e9)), 1.0 / slope_);
+    publish(x0_s_, y0_ns_ + static_cast<std::int64_t>(std::llround(intercept_s_ * 1e9)), 1.0 / slope_, true);
+  }
+
+  /// Any thread: the controller time at host time `host_ns` on the smooth map (see the top of this
+  /// file) [s]; NaN before the first update().
+  double smooth_controller_time_s(std::int64_t host_ns) const noexcept {
+    for (;;) {
+      const std::uint64_t before = smooth_sequence_.load(std::memory_order_acquire);
+      const std::int64_t host_ref_ns = smooth_host_ref_ns_.load(std::memory_order_relaxed);
+      const double ref_s = smooth_ref_s_.load(std::memory_order_relaxed);
+      const double rate = smooth_rate_.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if ((before & 1U) == 0U && smooth_sequence_.load(std::memory_order_relaxed) == before) {
+        if (host_ref_ns == kUnset) {
+          return std::numeric_limits<double>::quiet_NaN();
+        }
+        return ref_s + rate * static_cast<double>(host_ns - host_ref_ns) * 1e-9;
+      }
+    }
   }
 
   /// Any thread: the controller time now [s]; NaN before the first update().
@@ -135,6 +166,13 @@ class ClockMap {
   static constexpr int kMaxStepWindow = 4;
   static constexpr double kStepS = 250e-6;
   static constexpr double kReseedS = 0.05;
+  // The smooth line: closes its distance to the map at distance / kSmoothCloseS, its rate within
+  // ±kSmoothWarp of the map's, changed by at most kSmoothRateSlewPerS per second of host time.
+  static constexpr double kSmoothCloseS = 0.5;
+  static constexpr double kSmoothWarp = 0.1;
+  static constexpr double kSmoothRateSlewPerS = 0.5;
+  static constexpr int kProgressSamples = 21;  // 50 ms apart: the average over the last second
+  static constexpr std::int64_t kProgressSpacingNs = 50'000'000;
   static constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
 
   void seed(double controller_time_s, std::int64_t host_ns) noexcept {
@@ -181,7 +219,25 @@ class ClockMap {
     return step_window_ % 2 == 1 ? residuals_s[half] : 0.5 * (residuals_s[half - 1] + residuals_s[half]);
   }
 
-  void publish(double ref_s, std::int64_t host_ref_ns, double rate) noexcept {
+  // `fitted`: the line has a rate of its own (not the seeding's newest point at rate 1).
+  // The map's controller time per host time over the last second (its samples every 50 ms, steps
+  // included); the map's own rate until 0.2 s of samples are in.
+  double average_progress_rate(std::int64_t h, double map_s, double map_rate) noexcept {
+    if (progress_count_ == 0 || h - progress_h_ns_[progress_newest_] >= kProgressSpacingNs) {
+      progress_newest_ = (progress_newest_ + 1) % kProgressSamples;
+      progress_h_ns_[progress_newest_] = h;
+      progress_s_[progress_newest_] = map_s;
+      progress_count_ = std::min(progress_count_ + 1, kProgressSamples);
+    }
+    const int oldest = (progress_newest_ + kProgressSamples - (progress_count_ - 1)) % kProgressSamples;
+    const double span_s = static_cast<double>(h - progress_h_ns_[oldest]) * 1e-9;
+    if (span_s < 0.2) {
+      return map_rate;
+    }
+    return (map_s - progress_s_[oldest]) / span_s;
+  }
+
+  void publish(double ref_s, std::int64_t host_ref_ns, double rate, bool fitted) noexcept {
     const std::uint64_t s = sequence_.load(std::memory_order_relaxed);
     sequence_.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
@@ -189,6 +245,47 @@ class ClockMap {
     published_ref_s_.store(ref_s, std::memory_order_relaxed);
     published_rate_.store(rate, std::memory_order_relaxed);
     sequence_.store(s + 2, std::memory_order_release);
+    steer_smooth(ref_s + rate * static_cast<double>(last_host_ns_ - host_ref_ns) * 1e-9, rate, fitted);
+  }
+
+  // The smooth line at the newest measurement's host time: continuous, its rate steered towards
+  // the map's average rate over the last second plus its distance to the map over kSmoothCloseS
+  // (`map_s`: the map's controller time there, `map_rate`: its rate). The map's own rate is the
+  // robot's between steps; its average over a second, steps included, is the rate the robot keeps.
+  // The smooth line is the map itself until the map has a fitted rate (the first 20 ms of a clock).
+  void steer_smooth(double map_s, double map_rate, bool fitted) noexcept {
+    const std::int64_t h = last_host_ns_;
+    double at_s = map_s;
+    double rate = map_rate;
+    if (fitted && smooth_steering_) {
+      at_s =
+          smooth_ref_s_mine_ + smooth_rate_mine_ * static_cast<double>(h - smooth_host_ref_ns_mine_) * 1e-9;
+      const double distance_s = map_s - at_s;
+      const double dt_s = std::max(0.0, static_cast<double>(h - smooth_host_ref_ns_mine_) * 1e-9);
+      if (!(std::abs(distance_s) <= kReseedS)) {
+        at_s = map_s;  // a new clock: no warp could follow it
+        progress_count_ = 0;
+      } else {
+        const double average = average_progress_rate(h, map_s, map_rate);
+        const double wanted = std::clamp(average + distance_s / kSmoothCloseS, average * (1.0 - kSmoothWarp),
+                                         average * (1.0 + kSmoothWarp));
+        const double step = kSmoothRateSlewPerS * dt_s;
+        rate = std::clamp(wanted, smooth_rate_mine_ - step, smooth_rate_mine_ + step);
+      }
+    } else {
+      progress_count_ = 0;
+    }
+    smooth_steering_ = fitted;
+    smooth_host_ref_ns_mine_ = h;
+    smooth_ref_s_mine_ = at_s;
+    smooth_rate_mine_ = rate;
+    const std::uint64_t s = smooth_sequence_.load(std::memory_order_relaxed);
+    smooth_sequence_.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    smooth_host_ref_ns_.store(h, std::memory_order_relaxed);
+    smooth_ref_s_.store(at_s, std::memory_order_relaxed);
+    smooth_rate_.store(rate, std::memory_order_relaxed);
+    smooth_sequence_.store(s + 2, std::memory_order_release);
   }
 
   // The controller thread's fit: sums over (x, y) = (controller time − x0, host time − y0) [s],
@@ -213,6 +310,20 @@ class ClockMap {
   std::atomic<std::int64_t> published_host_ref_ns_{kUnset};
   std::atomic<double> published_ref_s_{0.0};
   std::atomic<double> published_rate_{1.0};
+  // The smooth line: the controller thread's copy, and what readers see (its own sequence lock).
+  std::int64_t last_host_ns_ = 0;                               // the newest measurement's host time [ns]
+  std::array<std::int64_t, kProgressSamples> progress_h_ns_{};  // the map's progress: host time [ns]
+  std::array<double, kProgressSamples> progress_s_{};           // and its controller time there [s]
+  int progress_newest_ = 0;
+  int progress_count_ = 0;
+  bool smooth_steering_ = false;  // the smooth line steers (the map has had a fitted rate)
+  std::int64_t smooth_host_ref_ns_mine_ = kUnset;
+  double smooth_ref_s_mine_ = 0.0;
+  double smooth_rate_mine_ = 1.0;
+  std::atomic<std::uint64_t> smooth_sequence_{0};
+  std::atomic<std::int64_t> smooth_host_ref_ns_{kUnset};
+  std::atomic<double> smooth_ref_s_{0.0};
+  std::atomic<double> smooth_rate_{1.0};
 };
 
 }  // namespace jtac::loop

@@ -174,11 +174,12 @@ class ControlLoop {
   void rearm_peer_watch() noexcept { peer_watch_rearms_.fetch_add(1, std::memory_order_acq_rel); }
 
   /// The controller time [s] at host steady-clock time `host_ns` [ns] (CLOCK_MONOTONIC, Python's
-  /// time.monotonic() · 1e9), through a clock map fitted to every cycle's state arrival (clock_map.hpp):
-  /// how a group puts its arms, each on its own robot's clock, on one time base. NaN before the first
-  /// cycle. Any thread; never waits (readers retry).
+  /// time.monotonic() · 1e9), through the smooth clock map fitted to every cycle's state arrival
+  /// (clock_map.hpp: continuous, no steps, so that stamps of samples taken on the host's clock keep
+  /// their spacing): how a group puts its arms, each on its own robot's clock, on one time base. NaN
+  /// before the first cycle. Any thread; never waits (readers retry).
   double controller_time_at(std::int64_t host_ns) const noexcept {
-    return clock_->controller_time_s(host_ns);
+    return clock_->smooth_controller_time_s(host_ns);
   }
 
   /// Lockstep mode: one device packet and, when due, one controller cycle on this thread. Returns
