@@ -122,8 +122,8 @@ bench-pair: setup setup-franka-sim
 	$(PY) bench/bench_pair.py $(BENCH_PAIR_ARGS)
 
 # jtac beside franky, franka-rs, aiofranka and a bare pylibfranka loop on franka-sim, from the robot's
-# side: 4 workloads x 3 link faults, each peer in its own venv (scripts/setup_peers.sh). About 55 minutes
-# with 5 runs per cell, 12 with BENCH_PEERS_ARGS=--quick; not in `make test`. Figures in bench/README.md,
+# side: 4 workloads x 3 link faults, each peer in its own venv (scripts/setup_peers.sh). About 30 minutes
+# with 5 runs per cell, 7 with BENCH_PEERS_ARGS=--quick; not in `make test`. Figures in bench/README.md,
 # "Side by side with every Franka stack".
 bench-peers: setup setup-franka-sim
 	@scripts/setup_peers.sh

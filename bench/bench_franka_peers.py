@@ -23,15 +23,19 @@ loss each way, 0.3 ± 0.2 ms delay each way; a fresh server per run (the probe h
 Per run, from the robot's side (franka-sim's probe, and the tap of bench_peer_sim_tap.py on the joint
 values of every datagram): the reflexes franka-sim raised; the cycles no command answered in time
 (lost or late, sim_probe.commands_lost's count, with the longest run); peak and p99 jerk and the
-largest acceleration step of the commanded joint positions q_c as they arrived, one per robot cycle
-(a cycle without a command holds the last one: what the robot was given; peers that command torques
-give no positions: the measured q then, marked "q"); the peak tracking error of the measured q
+largest acceleration step of the commanded joint positions q_c, one per robot tick (the command that
+answered the tick's state, by message id; a tick without one extrapolated at constant acceleration,
+as the robot does; peers that command torques give no positions: the measured q then, marked "q");
+the peak tracking error of the measured q
 against the true target motion; the lag of the command (measured q for torque peers) behind the
 target, as the mean time shift over the first and the last 1.5 s of the target's motion; Move
-accepted → first command; the client process's CPU time (time.process_time() around its run).
+accepted → first command (ms, and the robot's states in between); the client process's CPU time
+(time.process_time() around its run).
 
     .venv/bin/python bench/bench_franka_peers.py [--quick] [--runs 5] [--peers jtac,franky,...]
-        [--workloads goal,stream125,stream30,chunks] [--faults none,loss,delay] [--seed 1]
+        [--workloads goal,stream125,stream30,chunks] [--faults none,loss,delay] [--seed 1] [--out DIR]
+    .venv/bin/python bench/bench_franka_peers.py --table-from DIR1/summary.json DIR2/summary.json
+        (the table of runs measured in parts; the robot's figures again from the raw files)
 
 `make bench-peers` sets up the venvs and runs it (BENCH_PEERS_ARGS pass through). A peer whose venv
 is missing, or that cannot run against franka-sim, keeps its row with the reason. Raw results (one
@@ -300,7 +304,7 @@ HEADER = [
     "jerk peak / p99 [rad/s³]",
     "acc. step [rad/s²]",
     "tracking [mrad]",
-    "lag start / end [ms]",
+    "lag start / end [ms] (franka-sim's rate)",
     "start-up [ms] (states)",
     "client CPU [s]",
 ]
@@ -384,7 +388,8 @@ def row(peer: str, workload: str, fault: str, runs: list[dict[str, Any]], behind
         f"{_fmt(med['jerk_peak'], 0)} / {_fmt(med['jerk_p99'], 0)}{mark}",
         f"{_fmt(med['acc_step'], 2)}{mark}",
         _fmt(med["tracking_mrad"], 2),
-        f"{_fmt(None if lag_start is None else sign * lag_start)} / {_fmt(lag_end)}",
+        f"{_fmt(None if lag_start is None else sign * lag_start)} / {_fmt(lag_end)}"
+        + (f" (×{rate:.3f})" if (rate := _median(measured, "publication_ratio")) is not None else ""),
         f"{_fmt(med['startup_ms'])} ({_fmt(med['startup_states'], 0)})",
         _fmt(med["cpu_s"], 2),
     ]

@@ -49,6 +49,47 @@
 
 namespace jtac::loop {
 
+/// A line host time → controller time that one thread stores and any thread reads: a sequence lock
+/// whose readers retry and whose writer never waits.
+class PublishedLine {
+ public:
+  /// The controller time at host time `host_ns` [s]; NaN before the first store().
+  double at(std::int64_t host_ns) const noexcept {
+    for (;;) {
+      const std::uint64_t before = sequence_.load(std::memory_order_acquire);
+      const std::int64_t host_ref_ns = host_ref_ns_.load(std::memory_order_relaxed);
+      const double ref_s = ref_s_.load(std::memory_order_relaxed);
+      const double rate = rate_.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if ((before & 1U) == 0U && sequence_.load(std::memory_order_relaxed) == before) {
+        if (host_ref_ns == kUnset) {
+          return std::numeric_limits<double>::quiet_NaN();
+        }
+        return ref_s + rate * static_cast<double>(host_ns - host_ref_ns) * 1e-9;
+      }
+    }
+  }
+  /// Controller time per host time [-] (1 before the first store()).
+  double rate() const noexcept { return rate_.load(std::memory_order_relaxed); }
+  /// The writer thread: controller time `ref_s` [s] at host time `host_ref_ns` [ns], then `rate`.
+  void store(double ref_s, std::int64_t host_ref_ns, double rate) noexcept {
+    const std::uint64_t s = sequence_.load(std::memory_order_relaxed);
+    sequence_.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    host_ref_ns_.store(host_ref_ns, std::memory_order_relaxed);
+    ref_s_.store(ref_s, std::memory_order_relaxed);
+    rate_.store(rate, std::memory_order_relaxed);
+    sequence_.store(s + 2, std::memory_order_release);
+  }
+
+ private:
+  static constexpr std::int64_t kUnset = std::numeric_limits<std::int64_t>::min();
+  std::atomic<std::uint64_t> sequence_{0};  // odd while the writer is between its stores
+  std::atomic<std::int64_t> host_ref_ns_{kUnset};
+  std::atomic<double> ref_s_{0.0};
+  std::atomic<double> rate_{1.0};
+};
+
 /// Host monotonic time → controller time (see the top of this file).
 class ClockMap {
  public:
@@ -114,44 +155,16 @@ class ClockMap {
 
   /// Any thread: the controller time at host time `host_ns` on the smooth map (see the top of this
   /// file) [s]; NaN before the first update().
-  double smooth_controller_time_s(std::int64_t host_ns) const noexcept {
-    for (;;) {
-      const std::uint64_t before = smooth_sequence_.load(std::memory_order_acquire);
-      const std::int64_t host_ref_ns = smooth_host_ref_ns_.load(std::memory_order_relaxed);
-      const double ref_s = smooth_ref_s_.load(std::memory_order_relaxed);
-      const double rate = smooth_rate_.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if ((before & 1U) == 0U && smooth_sequence_.load(std::memory_order_relaxed) == before) {
-        if (host_ref_ns == kUnset) {
-          return std::numeric_limits<double>::quiet_NaN();
-        }
-        return ref_s + rate * static_cast<double>(host_ns - host_ref_ns) * 1e-9;
-      }
-    }
-  }
+  double smooth_controller_time_s(std::int64_t host_ns) const noexcept { return smooth_.at(host_ns); }
 
   /// Any thread: the controller time now [s]; NaN before the first update().
   double controller_time_s() const noexcept { return controller_time_s(host_now_ns()); }
 
   /// Any thread: the controller time at host time `host_ns` [s]; NaN before the first update().
-  double controller_time_s(std::int64_t host_ns) const noexcept {
-    for (;;) {
-      const std::uint64_t before = sequence_.load(std::memory_order_acquire);
-      const std::int64_t host_ref_ns = published_host_ref_ns_.load(std::memory_order_relaxed);
-      const double ref_s = published_ref_s_.load(std::memory_order_relaxed);
-      const double rate = published_rate_.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if ((before & 1U) == 0U && sequence_.load(std::memory_order_relaxed) == before) {
-        if (host_ref_ns == kUnset) {
-          return std::numeric_limits<double>::quiet_NaN();
-        }
-        return ref_s + rate * static_cast<double>(host_ns - host_ref_ns) * 1e-9;
-      }
-    }
-  }
+  double controller_time_s(std::int64_t host_ns) const noexcept { return map_.at(host_ns); }
 
   /// Controller time per host time [-] (1 before the first update()).
-  double rate() const noexcept { return published_rate_.load(std::memory_order_relaxed); }
+  double rate() const noexcept { return map_.rate(); }
 
  private:
   static constexpr double kTimeConstantS = 2.0;
@@ -238,13 +251,7 @@ class ClockMap {
   }
 
   void publish(double ref_s, std::int64_t host_ref_ns, double rate, bool fitted) noexcept {
-    const std::uint64_t s = sequence_.load(std::memory_order_relaxed);
-    sequence_.store(s + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    published_host_ref_ns_.store(host_ref_ns, std::memory_order_relaxed);
-    published_ref_s_.store(ref_s, std::memory_order_relaxed);
-    published_rate_.store(rate, std::memory_order_relaxed);
-    sequence_.store(s + 2, std::memory_order_release);
+    map_.store(ref_s, host_ref_ns, rate);
     steer_smooth(ref_s + rate * static_cast<double>(last_host_ns_ - host_ref_ns) * 1e-9, rate, fitted);
   }
 
@@ -279,13 +286,7 @@ class ClockMap {
     smooth_host_ref_ns_mine_ = h;
     smooth_ref_s_mine_ = at_s;
     smooth_rate_mine_ = rate;
-    const std::uint64_t s = smooth_sequence_.load(std::memory_order_relaxed);
-    smooth_sequence_.store(s + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    smooth_host_ref_ns_.store(h, std::memory_order_relaxed);
-    smooth_ref_s_.store(at_s, std::memory_order_relaxed);
-    smooth_rate_.store(rate, std::memory_order_relaxed);
-    smooth_sequence_.store(s + 2, std::memory_order_release);
+    smooth_.store(at_s, h, rate);
   }
 
   // The controller thread's fit: sums over (x, y) = (controller time − x0, host time − y0) [s],
@@ -305,12 +306,9 @@ class ClockMap {
   std::array<double, kMaxStepWindow> recent_y_{};
   int recent_next_ = 0;
   int recent_count_ = 0;
-  // What readers see (sequence lock: odd while the writer is between its stores).
-  std::atomic<std::uint64_t> sequence_{0};
-  std::atomic<std::int64_t> published_host_ref_ns_{kUnset};
-  std::atomic<double> published_ref_s_{0.0};
-  std::atomic<double> published_rate_{1.0};
-  // The smooth line: the controller thread's copy, and what readers see (its own sequence lock).
+  // What readers see: the map, and the smooth line.
+  PublishedLine map_;
+  // The smooth line: the controller thread's copy.
   std::int64_t last_host_ns_ = 0;                               // the newest measurement's host time [ns]
   std::array<std::int64_t, kProgressSamples> progress_h_ns_{};  // the map's progress: host time [ns]
   std::array<double, kProgressSamples> progress_s_{};           // and its controller time there [s]
@@ -320,10 +318,7 @@ class ClockMap {
   std::int64_t smooth_host_ref_ns_mine_ = kUnset;
   double smooth_ref_s_mine_ = 0.0;
   double smooth_rate_mine_ = 1.0;
-  std::atomic<std::uint64_t> smooth_sequence_{0};
-  std::atomic<std::int64_t> smooth_host_ref_ns_{kUnset};
-  std::atomic<double> smooth_ref_s_{0.0};
-  std::atomic<double> smooth_rate_{1.0};
+  PublishedLine smooth_;
 };
 
 }  // namespace jtac::loop
