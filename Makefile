@@ -7,7 +7,7 @@ BUILD := build/py
 PYTEST := $(PY) -m pytest
 CPP_SOURCES = $(shell git ls-files '*.cpp' '*.hpp')
 
-.PHONY: setup setup-demo setup-franka-sim demo test test-cpp test-py test-franka lint format sanitize bench bench-gripper bench-mcap bench-pair bench-peers fuzz fuzz-modes clean
+.PHONY: setup setup-demo setup-franka-sim setup-peers demo test test-cpp test-py test-franka lint format sanitize bench bench-gripper bench-mcap bench-pair bench-peers fuzz fuzz-modes clean
 
 # Everything: the venv with every pinned wheel, the ROS interfaces, the C++ libraries, module and tests.
 setup:
@@ -41,8 +41,13 @@ test-py:
 setup-franka-sim:
 	@scripts/setup_franka_sim.sh
 
-test-franka: setup-franka-sim
+test-franka: setup-franka-sim setup-peers
 	$(PYTEST) test/franka
+
+# The Franka stacks bench/bench_franka_peers.py measures jtac against, each in a venv of its own (none
+# is a dependency of jtac): test/franka/test_peer_harness.py runs one short run per peer.
+setup-peers:
+	@scripts/setup_peers.sh
 
 lint:
 	$(VENV)/bin/ruff check .
@@ -125,8 +130,7 @@ bench-pair: setup setup-franka-sim
 # side: 4 workloads x 3 link faults, each peer in its own venv (scripts/setup_peers.sh). About 30 minutes
 # with 5 runs per cell, 7 with BENCH_PEERS_ARGS=--quick; not in `make test`. Figures in bench/README.md,
 # "Side by side with every Franka stack".
-bench-peers: setup setup-franka-sim
-	@scripts/setup_peers.sh
+bench-peers: setup setup-franka-sim setup-peers
 	$(PY) bench/bench_franka_peers.py $(BENCH_PEERS_ARGS)
 
 # The wheel (scripts/build_wheel.sh): build/wheel/dist/jtac_py-<version>-cp311-cp311-manylinux_*.whl,

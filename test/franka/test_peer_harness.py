@@ -3,7 +3,7 @@ on its link, the peer's worker in the peer's venv, the robot-side figures read b
 
 Each peer runs a 2 s version of the 125 Hz single-target stream (the workload every peer offers)
 without faults. A peer whose venv is missing is skipped (scripts/setup_peers.sh makes them; `make
-test` does not). What is asserted is that the harness measured, not how well a peer did, except for
+test` runs it). What is asserted is that the harness measured, not how well a peer did, except for
 jtac: no reflex, its measured q within TRACKING_BOUND_MRAD of the target motion, and its last command
 the one before it again, bit for bit.
 """
