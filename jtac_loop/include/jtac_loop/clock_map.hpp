@@ -180,7 +180,8 @@ class ClockMap {
   static constexpr double kStepS = 250e-6;
   static constexpr double kReseedS = 0.05;
   // The smooth line: closes its distance to the map at distance / kSmoothCloseS, its rate within
-  // ±kSmoothWarp of the map's, changed by at most kSmoothRateSlewPerS per second of host time.
+  // ±kSmoothWarp of the map's average rate over the last second (kProgressSamples samples
+  // kProgressSpacingNs apart), changed by at most kSmoothRateSlewPerS per second of host time.
   static constexpr double kSmoothCloseS = 0.5;
   static constexpr double kSmoothWarp = 0.1;
   static constexpr double kSmoothRateSlewPerS = 0.5;
