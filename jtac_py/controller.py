@@ -12,6 +12,7 @@ parts (``assembly``), the loop's one law slot and its tenants (``law_slot``, ``s
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -448,9 +449,12 @@ class Controller(LoopView):
         Stamp what was sampled on the host's clock with it (a camera frame, a policy's observation, a
         target from another process): ``stream.send(q, sampled_at_s=c.controller_time_at(t_host))``.
         The controller's clock is the robot's (a real FR3's runs within ppm of the host's, franka-sim's
-        up to 1 % slow), so a shift read once drifts by as much; this maps through the clock fitted to
-        every cycle's state arrival. Lockstep: the simulated time is both clocks (``host_s``, or now).
-        RuntimeError before the first cycle."""
+        up to 1 % slow), so a shift read once drifts by as much; this maps through the smooth clock map
+        fitted to every cycle's state arrival (continuous, it never steps: stamps keep their spacing).
+        Lockstep: the simulated time is both clocks (``host_s``, or now). RuntimeError before the first
+        cycle; ValueError for a non-finite ``host_s``."""
+        if host_s is not None and not math.isfinite(float(host_s)):
+            raise ValueError(f"Controller.controller_time_at: host_s must be finite, got {host_s!r}")
         if self._stepper is not None:
             return self._sim_time() if host_s is None else float(host_s)
         host = time.monotonic() if host_s is None else float(host_s)

@@ -460,3 +460,5 @@ def test_controller_time_at_in_lockstep_is_the_simulated_time_on_both_clocks(rig
     with c.stream() as stream:
         assert c.controller_time_at() == stream.now()
     assert c.controller_time_at(12.25) == 12.25
+    with pytest.raises(ValueError, match="host_s must be finite, got nan"):
+        c.controller_time_at(float("nan"))
