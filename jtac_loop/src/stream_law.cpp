@@ -52,7 +52,9 @@ bool StreamLaw::set_chunk(std::span<const double> times_s, std::span<const Joint
   return stream_.submit_chunk(times_s, q_rad, dq_rad_s);
 }
 
-double StreamLaw::controller_time_s() const noexcept { return clock_.controller_time_s(); }
+double StreamLaw::controller_time_s() const noexcept {
+  return clock_.smooth_controller_time_s(ClockMap::host_now_ns());
+}
 
 void StreamLaw::activate(const DeviceState& state, const LawHandover& from) noexcept {
   // Hold the handed-over command (the outgoing law's, at rest; at a start the robot's echoed q_d)

@@ -15,9 +15,11 @@
 // (catch_up.hpp) and follows it exactly once on it; counted in catch_ups().
 //
 // The controller clock for senders: controller_time_s() maps the host's steady clock (Python's
-// time.monotonic()) onto the controller time, a line (offset and rate) fitted to the cycles the law
-// ran (clock_map.hpp) — so a sender stamps its targets and names its observations in the loop's own
-// time, which runs at the robot's rate, not the host's.
+// time.monotonic()) onto the controller time through the smooth line of a clock map fitted to the
+// cycles the law ran (clock_map.hpp: continuous, never stepping) — so a sender stamps its targets
+// and names its observations in the loop's own time, which runs at the robot's rate, not the host's,
+// and stamps taken 8 ms apart stay 8 ms apart (a stamp that steps with the map is a target off its
+// neighbours: thousands of rad/s³ at the robot).
 //
 // Compliance (optional, the constructor with a JtacLaw): the stream's sample (q, dq, ddq) becomes
 // the reference of the JTAC controller's external-reference mode
@@ -76,8 +78,8 @@ class StreamLaw final : public ControlLaw {
     return stream_.validate_chunk(times_s, q_rad, dq_rad_s);
   }
 
-  /// The controller time now [s], from the host's steady clock through the fitted clock map
-  /// (clock_map.hpp). NaN before the first cycle.
+  /// The controller time now [s], from the host's steady clock through the fitted clock map's smooth
+  /// line (clock_map.hpp). NaN before the first cycle.
   double controller_time_s() const noexcept;
 
   void activate(const DeviceState& state, const LawHandover& from) noexcept override;
