@@ -108,9 +108,10 @@ def test_time_from_start_is_the_trajectory_time_of_the_sampled_reference(rig):
     # 20 given points are interpolated by cubic segments, within 1e-5 rad of the quintic).
     states = list(rig.states[n0:])
     mid = [m for m in states if 0.4 < _tau_of_reference(m.reference.positions, q0, DELTA, 2.0) < 1.6]
-    # 100 Hz over 1.2 s; the node's executor, sharing one interpreter with the simulated arm and the
-    # client, sometimes publishes at a quarter of that: the count is not the point.
-    assert len(mid) > 10, f"{len(mid)} of {len(states)} states mid-path"
+    # 100 Hz over 1.2 s; with the node and the client in one interpreter (two DDS participants) the
+    # client has received a tenth of that (28 states in 3 s, 8 mid-path): the count is not the point,
+    # each state's time is.
+    assert len(mid) >= 4, f"{len(mid)} of {len(states)} states mid-path"
     errors = [
         _seconds(m.reference.time_from_start) - _tau_of_reference(m.reference.positions, q0, DELTA, 2.0)
         for m in mid
@@ -121,7 +122,7 @@ def test_time_from_start_is_the_trajectory_time_of_the_sampled_reference(rig):
             assert point.time_from_start == msg.reference.time_from_start
     # The same in the feedback; it never passes the duration, and is 0 once no goal runs.
     fb = [f for f in feedback if 0.4 < _tau_of_reference(f.desired.positions, q0, DELTA, 2.0) < 1.6]
-    assert len(fb) > 10
+    assert len(fb) >= 4, f"{len(fb)} of {len(feedback)} feedback messages mid-path"
     fb_errors = [
         _seconds(f.desired.time_from_start) - _tau_of_reference(f.desired.positions, q0, DELTA, 2.0)
         for f in fb
@@ -224,28 +225,37 @@ def test_a_storm_of_refused_goals_is_logged_rate_limited_and_counted(rig):
     time.sleep(LOG_BURST_LINES / LOG_LINES_PER_S)  # a full bucket
     n0 = len(rig.logs)
     bad = _goal(q0, q0 + 0.1, joints=[*JOINTS[:6], "elbow_of_nobody"])
-    t0 = time.monotonic()
     futures = []
     for _ in range(60):  # unpaced: the goal service keeps 100 requests (jtac_ros.action_qos), not 10
         futures.append(rig.action.send_goal_async(bad))
     handles = [rig.wait(f) for f in futures]
     results = [rig.wait(h.get_result_async()).result for h in handles]
-    elapsed_s = time.monotonic() - t0
     assert all(r.error_code == Fjta.Result.INVALID_JOINTS for r in results)
     suppressed = re.compile(r"(\d+) goal log lines suppressed")
-    rig.wait_for(
-        lambda: any(suppressed.search(m.msg) for m in rig.log_lines(n0)), what="the suppressed-lines report"
-    )
+
+    def goal_lines():
+        return [m for m in rig.log_lines(n0) if "INVALID_JOINTS" in m.msg or suppressed.search(m.msg)]
+
+    def accounted():
+        counts = (suppressed.search(m.msg) for m in goal_lines())
+        return sum(int(c.group(1)) if c else 1 for c in counts)
+
+    # Every goal is accounted for, in a line of its own or in a report's count (the report comes once a
+    # token is back, ≤ 1 / LOG_LINES_PER_S after the storm, from the state timer).
+    rig.wait_for(lambda: accounted() >= 60, what="every refused goal in a line or a report")
     time.sleep(0.5)
-    refused = [m for m in rig.log_lines(n0) if "INVALID_JOINTS" in m.msg]
-    reported = sum(
-        int(suppressed.search(m.msg).group(1)) for m in rig.log_lines(n0) if suppressed.search(m.msg)
-    )
-    # Every goal is accounted for, in a line of its own or in the count, and the lines stayed
-    # within the bucket: the burst, then LOG_LINES_PER_S (+1 for the report itself).
-    assert len(refused) + reported == 60
-    assert len(refused) <= LOG_BURST_LINES + LOG_LINES_PER_S * elapsed_s + 1
-    assert reported >= 60 - LOG_BURST_LINES - LOG_LINES_PER_S * elapsed_s - 1
+    assert accounted() == 60
+    # The token bucket, read from the lines' own stamps (the node's clock), however fast the node took
+    # the goals: in any window, at most the burst plus the rate × the window's length (+1: the stamps
+    # are the ROS clock, the bucket the monotonic one).
+    stamps = sorted(m.stamp.sec + 1e-9 * m.stamp.nanosec for m in goal_lines())
+    for i, t_i in enumerate(stamps):
+        for j in range(i, len(stamps)):
+            assert j - i + 1 <= LOG_BURST_LINES + LOG_LINES_PER_S * (stamps[j] - t_i) + 1, (i, j)
+    # Unloaded, the node takes the 60 goals in well under a second and reports ~35 suppressed (the
+    # window above fails if it does not); a loaded machine has seen it take them slower than the
+    # bucket refills (60 goals in 10 s), when every line rightly passes. test_goal_log.py covers the
+    # report on a stepped clock.
 
 
 # ============================================================================ stop, then replan
