@@ -22,7 +22,7 @@ from rcl_interfaces.msg import Log, ParameterType, ParameterValue
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionClient
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from spinning import Spinner
 from std_srvs.srv import Trigger
@@ -100,7 +100,11 @@ class Rig:
         self.client_context = rclpy.context.Context()
         rclpy.init(context=self.client_context)
         self.client = rclpy.create_node("jtac_test_client", context=self.client_context)
-        self.client_executor = MultiThreadedExecutor(num_threads=4, context=self.client_context)
+        # One thread: the client's callbacks only append, and its entities share the default
+        # mutually exclusive group, which a multi-threaded executor contends for (rclpy retries the
+        # group busily): here a 100 Hz state topic then delayed the client's service and action
+        # replies by 50-900 ms in about one process in five.
+        self.client_executor = SingleThreadedExecutor(context=self.client_context)
         self.client_executor.add_node(self.client)
         self.client_spinner = Spinner(self.client_executor)
         self.action = ActionClient(self.client, Fjta, f"{ns}/follow_joint_trajectory", **action_qos())

@@ -28,7 +28,7 @@ from rcl_interfaces.msg import ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.duration import Duration as RosDuration  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from spinning import Spinner  # noqa: E402
@@ -102,7 +102,11 @@ class PairRig:
         self.client_context = rclpy.context.Context()
         rclpy.init(context=self.client_context, domain_id=domain_id)
         self.client = rclpy.create_node("jtac_pair_test_client", context=self.client_context)
-        self.client_executor = MultiThreadedExecutor(num_threads=4, context=self.client_context)
+        # One thread: the client's callbacks only append, and its entities share the default
+        # mutually exclusive group, which a multi-threaded executor contends for (rclpy retries the
+        # group busily): here a 100 Hz state topic then delayed the client's service and action
+        # replies by 50-900 ms in about one process in five.
+        self.client_executor = SingleThreadedExecutor(context=self.client_context)
         self.client_executor.add_node(self.client)
         self.client_spinner = Spinner(self.client_executor)
         ns = f"/{self.name}"
