@@ -3,7 +3,7 @@
 The peers, each in a venv of its own made by scripts/setup_peers.sh (none is a dependency of jtac):
 
     jtac        .venv            Controller goals, single-target stream, chunk stream
-    bare        .venv            a bare pylibfranka 0.21.3 joint position loop
+    bare        .venv            a bare pylibfranka 0.21.3 joint position loop with libfranka's limiter
     franky      .venv-franky     franky-control 2.0.0 (libfranka 0.21.2 inside; Ruckig motions)
     franka-rs   .venv-franka-rs  franka-rs 0.4.0 (`import franka`; its Rust 1 kHz loop)
     aiofranka   .venv-aiofranka  aiofranka 0.9.0 (its native 1 kHz torque loop)

@@ -39,9 +39,9 @@ API = {
         "chunks": "Controller.stream(): send_chunk(offsets, chunk, observed_at_s=controller_time_at(t_obs))",
     },
     "bare": {
-        "goal": "pylibfranka joint position loop along the quintic (libfranka's Duration)",
-        "stream": "pylibfranka joint position loop commanding the latest target",
-        "chunks": "pylibfranka joint position loop, the latest chunk played from its arrival",
+        "goal": "pylibfranka position loop, libfranka's limiter: the quintic by libfranka's Duration",
+        "stream": "pylibfranka position loop, libfranka's limiter: the latest target",
+        "chunks": "pylibfranka position loop, libfranka's limiter: the latest chunk from its arrival",
     },
     "franky": {
         "goal": "move(JointWaypointMotion([JointWaypoint(q1, minimum_time=6 s)]))",
@@ -210,6 +210,7 @@ def run_jtac(ip: str, workload: str, seed: int, out: dict[str, Any]) -> None:
 
 def run_bare(ip: str, workload: str, seed: int, out: dict[str, Any]) -> None:
     import pylibfranka as plf
+    from libfranka_rate_limit import JointPositionRateLimiter, fr3_velocity_bounds
 
     robot = plf.Robot(ip, plf.RealtimeConfig.kIgnore)
     _restore_policy()
@@ -218,8 +219,12 @@ def run_bare(ip: str, workload: str, seed: int, out: dict[str, Any]) -> None:
     latest: dict[str, Any] = {"target": q0, "chunk": None}
     stop = threading.Event()
     feeder = None
+    # libfranka's limiter and lowpass as Robot::control(..., limit_rate=true) applies them: pylibfranka
+    # binds only the active-control loop, which sends commands unchanged (libfranka_rate_limit.py).
+    limit = JointPositionRateLimiter(fr3_velocity_bounds())
+    out["rate_limiter"] = f"{limit.lib.path.name}: lowpassFilter {limit.cutoff_hz:g} Hz, limitRate"
     control = robot.start_joint_position_control(plf.ControllerMode.JointImpedance)
-    _state, period = control.readOnce()
+    state, period = control.readOnce()
     t0_s = time.monotonic()
     out["t0_ns"] = round(t0_s * 1e9)
     until_s = t0_s + MOVE_S + HOLD_S
@@ -256,12 +261,12 @@ def run_bare(ip: str, workload: str, seed: int, out: dict[str, Any]) -> None:
                 target = q0
             else:
                 target = latest["target"]
-            command = plf.JointPositions(np.asarray(target, float).tolist())
+            command = plf.JointPositions(limit(target, state.q_d, state.dq_d, state.ddq_d).tolist())
             command.motion_finished = time.monotonic() >= until_s + 0.2
             control.writeOnce(command)
             if command.motion_finished:
                 break
-            _state, period = control.readOnce()
+            state, period = control.readOnce()
         out["outcome"] = "finished"
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"

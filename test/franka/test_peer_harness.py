@@ -44,6 +44,8 @@ def test_one_short_run_per_peer(peer: str, tmp_path: Path) -> None:
     client, robot = out["client"], out["robot"]
     assert client["move_s"] == MOVE_S and "t0_ns" in client and len(client["q0"]) == 7, client
     assert client["cpu_s"] > 0.0
+    if peer == "bare":  # libfranka's own lowpass and limiter on every command (libfranka_rate_limit.py)
+        assert client["rate_limiter"] == "libfranka.so: lowpassFilter 100 Hz, limitRate", client
     assert robot["motions"] >= 1, robot
     if "signal" not in robot and peer != "jtac":
         # No command reached the robot: the peer failed on the client side, and the run says why
