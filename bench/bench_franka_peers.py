@@ -30,7 +30,7 @@ the peak tracking error of the measured q
 against the true target motion; the lag of the command (measured q for torque peers) behind the
 target, as the mean time shift over the first and the last 1.5 s of the target's motion; Move
 accepted → first command (ms, and the robot's states in between); the client process's CPU time
-(time.process_time() around its run).
+(time.process_time() around its run, and of it the import of the peer's package, timed on its own).
 
     .venv/bin/python bench/bench_franka_peers.py [--quick] [--runs 5] [--peers jtac,franky,...]
         [--workloads goal,stream125,stream30,chunks] [--faults none,loss,delay] [--seed 1] [--out DIR]
@@ -306,7 +306,7 @@ HEADER = [
     "tracking [mrad]",
     "lag start / end [ms] (franka-sim's rate)",
     "start-up [ms] (states)",
-    "client CPU [s]",
+    "client CPU [s] (of it the import)",
 ]
 # Figures compared with the best peer (lower is better; lag by its magnitude).
 COMPARED = {
@@ -318,6 +318,7 @@ COMPARED = {
     "lag": "lag",
     "startup_states": "start-up",
     "cpu_s": "CPU",
+    "run_cpu_s": "CPU after the import",
 }
 
 
@@ -349,6 +350,13 @@ def cell_figures(runs: list[dict[str, Any]]) -> dict[str, float | None]:
     figures["startup_ms"] = _median(measured, "startup_ms")
     figures["startup_states"] = _median(measured, "startup_states")
     figures["cpu_s"] = _median(measured, "cpu_s", "client")
+    figures["import_cpu_s"] = _median(measured, "import_cpu_s", "client")
+    run_cpu = [
+        r["client"]["cpu_s"] - r["client"]["import_cpu_s"]
+        for r in measured
+        if "cpu_s" in r.get("client", {}) and "import_cpu_s" in r["client"]
+    ]
+    figures["run_cpu_s"] = float(np.median(run_cpu)) if run_cpu else None
     figures["lag"] = float(np.median(lag)) if lag else None
     signals = {r["robot"].get("signal") for r in measured}
     figures["signal"] = signals.pop() if len(signals) == 1 else None
@@ -391,7 +399,7 @@ def row(peer: str, workload: str, fault: str, runs: list[dict[str, Any]], behind
         f"{_fmt(None if lag_start is None else sign * lag_start)} / {_fmt(lag_end)}"
         + (f" (×{rate:.3f})" if (rate := _median(measured, "publication_ratio")) is not None else ""),
         f"{_fmt(med['startup_ms'])} ({_fmt(med['startup_states'], 0)})",
-        _fmt(med["cpu_s"], 2),
+        _fmt(med["cpu_s"], 2) + ("" if med["import_cpu_s"] is None else f" ({_fmt(med['import_cpu_s'], 2)})"),
     ]
     if peer == "jtac" and behind:
         cells[3] += " — **not the best on: " + ", ".join(behind) + "**"

@@ -9,6 +9,7 @@ robot saw is measured by the parent from franka-sim's probe and tap.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -457,6 +458,22 @@ RUNNERS = {
 }
 
 
+# What each runner imports first: timed on its own (the table's "client CPU (import)"), so the CPU a
+# client spends running the motion reads apart from loading its libraries (jtac's: MuJoCo, Pinocchio).
+PEER_MODULES = {
+    "jtac": ("jtac_py.controller", "jtac_py.hardware"),
+    "bare": ("pylibfranka", "libfranka_rate_limit"),
+    "franky": ("franky",),
+    "franka-rs": ("franka",),
+    "aiofranka": ("aiofranka",),
+}
+
+
+def import_peer(peer: str) -> None:
+    for name in PEER_MODULES[peer]:
+        importlib.import_module(name)
+
+
 def versions(peer: str) -> str:
     from importlib.metadata import version
 
@@ -477,6 +494,8 @@ def main(argv: list[str]) -> int:
     out: dict[str, Any] = {"peer": peer, "workload": workload, "version": versions(peer), "move_s": MOVE_S}
     cpu0 = time.process_time()
     try:
+        import_peer(peer)
+        out["import_cpu_s"] = time.process_time() - cpu0
         RUNNERS[peer](ip, workload, seed, out)
     except Exception as exc:  # connect or start-up: the run's error
         out.setdefault("error", f"{type(exc).__name__}: {exc}")
