@@ -351,11 +351,8 @@ def cell_figures(runs: list[dict[str, Any]]) -> dict[str, float | None]:
     figures["startup_states"] = _median(measured, "startup_states")
     figures["cpu_s"] = _median(measured, "cpu_s", "client")
     figures["import_cpu_s"] = _median(measured, "import_cpu_s", "client")
-    run_cpu = [
-        r["client"]["cpu_s"] - r["client"]["import_cpu_s"]
-        for r in measured
-        if "cpu_s" in r.get("client", {}) and "import_cpu_s" in r["client"]
-    ]
+    clients = [r.get("client", {}) for r in measured]
+    run_cpu = [c["cpu_s"] - c["import_cpu_s"] for c in clients if "import_cpu_s" in c]
     figures["run_cpu_s"] = float(np.median(run_cpu)) if run_cpu else None
     figures["lag"] = float(np.median(lag)) if lag else None
     signals = {r["robot"].get("signal") for r in measured}

@@ -53,12 +53,10 @@ def check_joint_values(
     finite = np.isfinite(value)
     if finite.all():  # every send passes here: argwhere (tens of µs) only to name a bad joint
         return
-    bad = np.argwhere(~finite)
-    if bad.size:
-        index = tuple(int(i) for i in bad[0])
-        joint = joint_names[index[-1]]
-        where = f"[{index[0]}]" if len(index) == 2 else ""
-        raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
+    index = tuple(int(i) for i in np.argwhere(~finite)[0])
+    joint = joint_names[index[-1]]
+    where = f"[{index[0]}]" if len(index) == 2 else ""
+    raise ValueError(f"stream {name}{where}: joint '{joint}' is {value[index]}")
 
 
 def gripper_upper_bound(units: str, max_width_m: float) -> float:
